@@ -1,0 +1,59 @@
+# Two entry points for a fresh machine: `make demo` and `make test`.
+# Every download (PyPI packages, Maven jars) happens here, cached in ignored folders.
+
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PYPAIMON_VENV := .venv-pypaimon
+PAIMON_JAVA_VERSION := 1.4.2
+JAVA_DIR := .cache/java
+PAIMON_JAR := $(JAVA_DIR)/paimon-bundle-$(PAIMON_JAVA_VERSION).jar
+ORACLE_CLASSES := $(JAVA_DIR)/classes/.stamp
+ORACLE_SRC := $(wildcard tests/interop/java/*.java)
+
+.PHONY: demo test lint typecheck pytest bench clean
+
+$(VENV)/.stamp: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip==25.3
+	$(PY) -m pip install -q -e ".[test]"
+	touch $@
+
+# pypaimon 2.1 pins pyarrow<20, so the second oracle lives in its own venv.
+$(PYPAIMON_VENV)/.stamp: tests/interop/pypaimon-requirements.txt
+	$(PYTHON) -m venv $(PYPAIMON_VENV)
+	$(PYPAIMON_VENV)/bin/python -m pip install -q -r tests/interop/pypaimon-requirements.txt
+	touch $@
+
+$(PAIMON_JAR):
+	mkdir -p $(JAVA_DIR)
+	mvn -q -B dependency:copy -Dartifact=org.apache.paimon:paimon-bundle:$(PAIMON_JAVA_VERSION) \
+		-DoutputDirectory=$(JAVA_DIR)
+
+$(ORACLE_CLASSES): $(PAIMON_JAR) $(ORACLE_SRC) $(VENV)/.stamp
+	mkdir -p $(JAVA_DIR)/classes
+	javac -nowarn -d $(JAVA_DIR)/classes \
+		-cp "$(PAIMON_JAR):$$($(PY) -c 'import pyspark,os;print(os.path.join(os.path.dirname(pyspark.__file__),"jars"))')/*" \
+		$(ORACLE_SRC)
+	touch $@
+
+demo: $(VENV)/.stamp
+	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m paimon_pyspark.demo
+
+lint: $(VENV)/.stamp
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+
+typecheck: $(VENV)/.stamp
+	$(VENV)/bin/mypy
+
+pytest: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(ORACLE_CLASSES)
+	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+test: lint typecheck pytest
+
+bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp
+	$(PY) bench/append_write_read.py
+
+clean:
+	rm -rf $(VENV) $(PYPAIMON_VENV) .cache build src/*.egg-info

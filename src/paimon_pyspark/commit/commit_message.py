@@ -1,0 +1,72 @@
+"""CommitMessage: what a writer hands to the committer for one (partition, bucket).
+
+Mirrors org.apache.paimon.table.sink.CommitMessageImpl with its DataIncrement and
+CompactIncrement. A plain immutable value: it pickles as is, so it can travel from a Spark
+executor or a worker process to the driver that commits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.manifest import IndexFileMeta
+
+
+@dataclass(frozen=True)
+class DataIncrement:
+    new_files: tuple[DataFileMeta, ...] = ()
+    deleted_files: tuple[DataFileMeta, ...] = ()
+    changelog_files: tuple[DataFileMeta, ...] = ()
+    new_index_files: tuple[IndexFileMeta, ...] = ()
+    deleted_index_files: tuple[IndexFileMeta, ...] = ()
+
+    def is_empty(self) -> bool:
+        return not (
+            self.new_files
+            or self.deleted_files
+            or self.changelog_files
+            or self.new_index_files
+            or self.deleted_index_files
+        )
+
+
+@dataclass(frozen=True)
+class CompactIncrement:
+    compact_before: tuple[DataFileMeta, ...] = ()
+    compact_after: tuple[DataFileMeta, ...] = ()
+    changelog_files: tuple[DataFileMeta, ...] = ()
+    new_index_files: tuple[IndexFileMeta, ...] = ()
+    deleted_index_files: tuple[IndexFileMeta, ...] = ()
+
+    def is_empty(self) -> bool:
+        return not (
+            self.compact_before
+            or self.compact_after
+            or self.changelog_files
+            or self.new_index_files
+            or self.deleted_index_files
+        )
+
+
+@dataclass(frozen=True)
+class CommitMessage:
+    """Files added or removed in one bucket of one partition.
+
+    ``partition`` is the partition BinaryRow serialized with its arity prefix, the form it takes
+    in manifests; ``total_buckets`` is the bucket count of the partition (None: the committer
+    uses the table's ``bucket`` option).
+    """
+
+    partition: bytes
+    bucket: int
+    total_buckets: int | None
+    data_increment: DataIncrement = field(default_factory=DataIncrement)
+    compact_increment: CompactIncrement = field(default_factory=CompactIncrement)
+
+    def is_empty(self) -> bool:
+        return self.data_increment.is_empty() and self.compact_increment.is_empty()
+
+    @property
+    def new_files(self) -> tuple[DataFileMeta, ...]:
+        return self.data_increment.new_files

@@ -1,0 +1,245 @@
+"""The commit protocol: commit messages become one new snapshot, atomically.
+
+Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotCommit.
+
+    prepare   messages -> manifest entries (ADD for new files, DELETE for removed ones)
+    attempt   latest = LATEST snapshot (verified)
+              [after an uncertain failure: a snapshot of ours with this identifier? -> done]
+              conflict check when files are removed: every DELETE must hit a live file
+              base list  = latest's base + delta manifests, small ones merged
+              delta list = a manifest with this commit's entries
+              snapshot-<latest+1> JSON published with create-if-absent (FileIO.try_write_atomic)
+    retry     id taken by another writer -> delete what this attempt wrote, back off, again
+    post      LATEST hint rewritten (readers verify it anyway)
+
+Data files are written before the commit starts and are never touched here, so a crash at any
+point leaves the table at its previous snapshot; at worst unreferenced manifests remain.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from paimon_pyspark.commit.commit_message import CommitMessage
+from paimon_pyspark.errors import CommitConflictError, CommitError
+from paimon_pyspark.spec import manifest as mf
+from paimon_pyspark.spec.manifest import ManifestEntry
+from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from paimon_pyspark.table.manifest_io import ManifestIO, merge_entries
+from paimon_pyspark.table.managers import SchemaManager, SnapshotManager
+from paimon_pyspark.table.paths import PathFactory
+
+APPEND = "APPEND"
+COMPACT = "COMPACT"
+OVERWRITE = "OVERWRITE"
+
+
+@dataclass(frozen=True)
+class CommitSettings:
+    table_name: str
+    table_path: str
+    bucket: int
+    manifest_target_size: int
+    manifest_merge_min_count: int
+    max_retries: int
+    min_retry_wait_ms: int
+    max_retry_wait_ms: int
+
+
+class FileStoreCommit:
+    def __init__(
+        self,
+        settings: CommitSettings,
+        commit_user: str,
+        snapshots: SnapshotManager,
+        schemas: SchemaManager,
+        manifests: ManifestIO,
+    ) -> None:
+        self.settings = settings
+        self.commit_user = commit_user
+        self.snapshots = snapshots
+        self.schemas = schemas
+        self.manifests = manifests
+
+    def commit(
+        self, messages: Sequence[CommitMessage], identifier: int = BATCH_COMMIT_IDENTIFIER
+    ) -> list[int]:
+        """Commit ``messages``; returns the ids of the snapshots created (none if empty)."""
+        append, compact = self._collect(messages)
+        created = []
+        if append:
+            has_delete = any(e.kind == mf.KIND_DELETE for e in append)
+            kind = OVERWRITE if has_delete else APPEND
+            created.append(self._try_commit(append, kind, identifier, check=has_delete))
+        if compact:
+            created.append(self._try_commit(compact, COMPACT, identifier, check=True))
+        return created
+
+    def _collect(
+        self, messages: Sequence[CommitMessage]
+    ) -> tuple[list[ManifestEntry], list[ManifestEntry]]:
+        append: list[ManifestEntry] = []
+        compact: list[ManifestEntry] = []
+        for m in messages:
+            total = m.total_buckets if m.total_buckets is not None else self.settings.bucket
+
+            def entry(kind: int, f: object, m: CommitMessage = m, total: int = total) -> ManifestEntry:
+                return ManifestEntry(kind, m.partition, m.bucket, total, f)  # type: ignore[arg-type]
+
+            append += [entry(mf.KIND_ADD, f) for f in m.data_increment.new_files]
+            append += [entry(mf.KIND_DELETE, f) for f in m.data_increment.deleted_files]
+            compact += [entry(mf.KIND_DELETE, f) for f in m.compact_increment.compact_before]
+            compact += [entry(mf.KIND_ADD, f) for f in m.compact_increment.compact_after]
+            if m.data_increment.changelog_files or m.compact_increment.changelog_files:
+                raise CommitError("Changelog files are not supported by paimon_pyspark yet.")
+            if (
+                m.data_increment.new_index_files
+                or m.data_increment.deleted_index_files
+                or m.compact_increment.new_index_files
+                or m.compact_increment.deleted_index_files
+            ):
+                raise CommitError("Index files are not supported by paimon_pyspark yet.")
+        return append, compact
+
+    def _try_commit(
+        self, entries: list[ManifestEntry], kind: str, identifier: int, check: bool
+    ) -> int:
+        s = self.settings
+        retry = 0
+        start_latest: int | None = None
+        uncertain = False
+        last_error: OSError | None = None
+        while True:
+            latest = self.snapshots.latest()
+            if start_latest is None:
+                start_latest = latest.id if latest else 0
+            if uncertain and latest is not None:
+                done = self._find_committed(start_latest, latest.id, identifier, kind)
+                if done is not None:
+                    return done
+            try:
+                snapshot_id = self._try_commit_once(entries, kind, identifier, latest, check)
+            except OSError as e:
+                uncertain = True
+                last_error = e
+                snapshot_id = None
+            if snapshot_id is not None:
+                return snapshot_id
+            retry += 1
+            if retry > s.max_retries:
+                reason = (
+                    f"the last attempt failed with {last_error!r}"
+                    if last_error is not None
+                    else "other writers kept taking the next snapshot id"
+                )
+                raise CommitError(
+                    f"Table '{s.table_name}': commit failed after {s.max_retries} retries; "
+                    f"{reason}. Nothing was committed."
+                ) from last_error
+            wait = min(s.min_retry_wait_ms * (2**retry), s.max_retry_wait_ms)
+            time.sleep(wait * (1 + random.random() * 0.2) / 1000.0)
+
+    def _find_committed(self, after: int, latest: int, identifier: int, kind: str) -> int | None:
+        for sid in range(after + 1, latest + 1):
+            if not self.snapshots.snapshot_exists(sid):
+                continue
+            snap = self.snapshots.snapshot(sid)
+            if (
+                snap.commit_user == self.commit_user
+                and snap.commit_identifier == identifier
+                and snap.commit_kind == kind
+            ):
+                return sid
+        return None
+
+    def _try_commit_once(
+        self,
+        delta: list[ManifestEntry],
+        kind: str,
+        identifier: int,
+        latest: Snapshot | None,
+        check: bool,
+    ) -> int | None:
+        s = self.settings
+        schema = self.schemas.latest()
+        schema_id = schema.id if schema is not None else 0
+        base_metas = self.manifests.data_manifests(latest) if latest is not None else []
+        if check:
+            self._check_conflicts(delta, base_metas, latest)
+        else:
+            merge_entries(delta)  # a delta alone must be consistent
+
+        pf = PathFactory(s.table_path)
+        written: list[str] = []
+        try:
+            merged_base, new_base_files = self.manifests.merge_small_manifests(
+                base_metas, pf, schema_id, s.manifest_target_size, s.manifest_merge_min_count
+            )
+            written += new_base_files
+            base_list, base_size = self.manifests.write_manifest_list(merged_base, pf)
+            written.append(base_list)
+            delta_metas = self.manifests.write_manifests(
+                delta, pf, schema_id, s.manifest_target_size
+            )
+            written += [m.file_name for m in delta_metas]
+            delta_list, delta_size = self.manifests.write_manifest_list(delta_metas, pf)
+            written.append(delta_list)
+
+            added = sum(e.file.row_count for e in delta if e.kind == mf.KIND_ADD)
+            deleted = sum(e.file.row_count for e in delta if e.kind == mf.KIND_DELETE)
+            previous_total = (latest.total_record_count or 0) if latest else 0
+            snapshot = Snapshot(
+                uuid=str(uuid.uuid4()),
+                id=(latest.id + 1) if latest else 1,
+                schema_id=schema_id,
+                base_manifest_list=base_list,
+                base_manifest_list_size=base_size,
+                delta_manifest_list=delta_list,
+                delta_manifest_list_size=delta_size,
+                index_manifest=latest.index_manifest if latest else None,
+                commit_user=self.commit_user,
+                commit_identifier=identifier,
+                commit_kind=kind,
+                time_millis=int(time.time() * 1000),
+                total_record_count=previous_total + added - deleted,
+                delta_record_count=added - deleted,
+                watermark=latest.watermark if latest else None,
+                statistics=latest.statistics
+                if latest is not None and latest.schema_id == schema_id
+                else None,
+                next_row_id=(latest.next_row_id or 0) if latest else 0,
+            )
+        except BaseException:
+            self.manifests.delete_quietly(written)
+            raise
+        if self.snapshots.try_publish(snapshot):
+            self.snapshots.write_latest_hint(snapshot.id)
+            return snapshot.id
+        self.manifests.delete_quietly(written)
+        return None
+
+    def _check_conflicts(
+        self,
+        delta: list[ManifestEntry],
+        base_metas: list[mf.ManifestFileMeta],
+        latest: Snapshot | None,
+    ) -> None:
+        """Every file this commit removes must still be live (Java's file deletion check)."""
+        partitions = {e.partition for e in delta}
+        base = [
+            e
+            for e in self.manifests.read_entries(base_metas)
+            if e.partition in partitions
+        ]
+        merged = merge_entries(base + delta)
+        for e in merged:
+            if e.kind == mf.KIND_DELETE:
+                raise CommitConflictError(
+                    f"Table '{self.settings.table_name}': file deletion conflicts detected! "
+                    f"File {e.file.file_name} was already removed by a concurrent commit "
+                    f"(snapshot {latest.id if latest else 0}). Give up committing."
+                )

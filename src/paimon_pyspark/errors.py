@@ -1,0 +1,79 @@
+"""The one exception hierarchy of paimon_pyspark.
+
+Every error the library raises on purpose derives from :class:`PaimonError`, so a caller can
+catch the whole family, or one precise kind. Messages name the table, field and value involved.
+"""
+
+from __future__ import annotations
+
+
+class PaimonError(Exception):
+    """Base of every error raised by paimon_pyspark."""
+
+
+class CatalogError(PaimonError):
+    """A catalog operation failed (database or table missing, already existing, ...)."""
+
+
+class DatabaseNotExistError(CatalogError):
+    def __init__(self, database: str) -> None:
+        super().__init__(f"Database '{database}' does not exist.")
+        self.database = database
+
+
+class DatabaseAlreadyExistError(CatalogError):
+    def __init__(self, database: str) -> None:
+        super().__init__(f"Database '{database}' already exists.")
+        self.database = database
+
+
+class TableNotExistError(CatalogError):
+    def __init__(self, identifier: str) -> None:
+        super().__init__(f"Table '{identifier}' does not exist.")
+        self.identifier = identifier
+
+
+class TableAlreadyExistError(CatalogError):
+    def __init__(self, identifier: str) -> None:
+        super().__init__(f"Table '{identifier}' already exists.")
+        self.identifier = identifier
+
+
+class SchemaError(PaimonError):
+    """A table schema, or data given against it, is invalid."""
+
+
+class SchemaMismatchError(SchemaError):
+    """Written data does not match the table schema."""
+
+
+class NullViolationError(SchemaError):
+    """A null was written into a NOT NULL column."""
+
+
+class UnsupportedTypeError(SchemaError):
+    """A data type that paimon_pyspark cannot map to or from Arrow."""
+
+
+class OptionError(PaimonError):
+    """A table option has an invalid value or an invalid combination with others."""
+
+
+class UnsupportedOptionError(OptionError):
+    """A table option paimon_pyspark does not implement; ignoring it would corrupt results."""
+
+
+class CorruptTableError(PaimonError):
+    """Table metadata (snapshot, manifest, schema) is missing or unreadable."""
+
+
+class CommitError(PaimonError):
+    """A commit could not be completed; the table keeps its previous snapshot."""
+
+
+class CommitConflictError(CommitError):
+    """A concurrent commit conflicts with this one; nothing of this commit was published."""
+
+
+class PredicateError(PaimonError):
+    """A filter predicate refers to an unknown field or has a literal of the wrong type."""

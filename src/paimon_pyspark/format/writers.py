@@ -1,0 +1,105 @@
+"""Incremental data-file writers: chunks go in as Arrow tables, a file comes out.
+
+Parquet and ORC stream each chunk to the file (one row group / stripe per chunk), so a writer
+can roll at ``target-file-size`` by the bytes really written, as Java's RollingFileWriter does.
+Avro data files are encoded at close (row by row through fastavro: it is not a hot path).
+"""
+
+from __future__ import annotations
+
+from typing import Any, BinaryIO
+
+import pyarrow as pa
+import pyarrow.orc as porc
+import pyarrow.parquet as pq
+
+from paimon_pyspark.errors import UnsupportedOptionError
+from paimon_pyspark.format.files import write_file
+from paimon_pyspark.fs.file_io import FileIO
+from paimon_pyspark.types.data_types import DataField
+
+_PARQUET_CODECS = {"zstd", "snappy", "gzip", "lz4", "brotli", "none", "uncompressed"}
+
+
+class FormatWriter:
+    """Writes one data file in chunks; ``bytes_written`` drives rolling."""
+
+    def __init__(
+        self,
+        file_io: FileIO,
+        path: str,
+        schema: pa.Schema,
+        fmt: str,
+        compression: str,
+        zstd_level: int,
+        fields: list[DataField],
+    ) -> None:
+        self.file_io = file_io
+        self.path = path
+        self.fmt = fmt
+        self.fields = fields
+        self.compression = compression
+        self.zstd_level = zstd_level
+        self._out: BinaryIO | None = None
+        self._writer: Any = None
+        self._pending: list[pa.Table] = []
+        if fmt == "parquet":
+            codec = "none" if compression in ("none", "uncompressed") else compression
+            if codec not in _PARQUET_CODECS:
+                raise UnsupportedOptionError(f"file.compression '{compression}' for parquet")
+            self._out = file_io.open_output(path)
+            self._writer = pq.ParquetWriter(
+                self._out,
+                schema,
+                compression=codec,
+                compression_level=zstd_level if codec == "zstd" else None,
+                store_decimal_as_integer=True,
+            )
+        elif fmt == "orc":
+            codec = "uncompressed" if compression == "none" else compression
+            self._out = file_io.open_output(path)
+            self._writer = porc.ORCWriter(self._out, compression=codec)
+        elif fmt != "avro":
+            raise UnsupportedOptionError(f"file.format '{fmt}' is not supported.")
+
+    def write(self, table: pa.Table) -> None:
+        if self.fmt == "parquet":
+            self._writer.write_table(table, row_group_size=1024 * 1024)
+        elif self.fmt == "orc":
+            self._writer.write(table)
+        else:
+            self._pending.append(table)
+
+    @property
+    def bytes_written(self) -> int:
+        if self._out is not None:
+            return int(self._out.tell())
+        return sum(t.nbytes for t in self._pending) // 4
+
+    def close(self) -> int:
+        """Finish the file; returns its size in bytes."""
+        if self.fmt == "avro":
+            table = pa.concat_tables(self._pending) if self._pending else None
+            assert table is not None
+            return write_file(
+                self.file_io,
+                self.path,
+                table,
+                "avro",
+                self.compression,
+                self.zstd_level,
+                self.fields,
+            )
+        self._writer.close()
+        assert self._out is not None
+        self._out.close()
+        return self.file_io.file_size(self.path)
+
+    def abort(self) -> None:
+        try:
+            if self._writer is not None:
+                self._writer.close()
+            if self._out is not None:
+                self._out.close()
+        finally:
+            self.file_io.delete_quietly(self.path)

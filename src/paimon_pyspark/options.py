@@ -1,0 +1,235 @@
+"""Typed table options: key, default and meaning, and the guard against options we do not implement.
+
+Mirrors the subset of org.apache.paimon.CoreOptions that paimon_pyspark honours. An option that
+changes what a table holds or how it is read, and that we do not implement, raises
+:class:`UnsupportedOptionError`: silently ignoring it would write or read wrong rows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from paimon_pyspark.errors import OptionError, UnsupportedOptionError
+
+BUCKET = "bucket"
+BUCKET_KEY = "bucket-key"
+FILE_FORMAT = "file.format"
+FILE_COMPRESSION = "file.compression"
+ZSTD_LEVEL = "file.compression.zstd-level"
+TARGET_FILE_SIZE = "target-file-size"
+MANIFEST_COMPRESSION = "manifest.compression"
+MANIFEST_TARGET_FILE_SIZE = "manifest.target-file-size"
+MANIFEST_MERGE_MIN_COUNT = "manifest.merge-min-count"
+PARTITION_DEFAULT_NAME = "partition.default-name"
+PARTITION_LEGACY_NAME = "partition.legacy-name"
+STATS_MODE = "metadata.stats-mode"
+DATA_FILE_PREFIX = "data-file.prefix"
+SCAN_SNAPSHOT_ID = "scan.snapshot-id"
+COMMIT_MAX_RETRIES = "commit.max-retries"
+COMMIT_MIN_RETRY_WAIT = "commit.min-retry-wait"
+COMMIT_MAX_RETRY_WAIT = "commit.max-retry-wait"
+
+# Options whose non-default value changes the data or its reading and is not implemented yet.
+_UNSUPPORTED_UNLESS: dict[str, set[str]] = {
+    "deletion-vectors.enabled": {"false"},
+    "changelog-producer": {"none"},
+    "row-tracking.enabled": {"false"},
+    "data-evolution.enabled": {"false"},
+    "bucket-function.type": {"default"},
+    "data-file.thin-mode": {"false"},
+    "file.suffix.include.compression": {"false"},
+    "partial-update.remove-record-on-delete": {"false"},
+    "metadata.stats-dense-store": {"true"},
+}
+_UNSUPPORTED_KEYS = {
+    "data-file.external-paths",
+    "data-file.path-directory",
+    "sequence.field",
+    "rowkind.field",
+    "record-level.expire-time",
+    "scan.timestamp-millis",
+    "scan.timestamp",
+    "scan.tag-name",
+    "scan.watermark",
+    "scan.file-creation-time-millis",
+    "scan.bounded.watermark",
+    "incremental-between",
+    "incremental-between-timestamp",
+    "scan.manifest.parallelism",
+    "index-file-in-data-file-dir",
+    "global-index.external-path",
+}
+_UNSUPPORTED_PREFIXES = ("file-index.", "fields.", "blob", "vector.", "lookup.", "changelog.")
+
+_STATS_MODE_RE = re.compile(r"^(none|counts|full|truncate\((\d+)\))$")
+
+
+@dataclass(frozen=True)
+class CoreOptions:
+    """Parsed view of a table's options, with Java's defaults."""
+
+    options: Mapping[str, str]
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.options.get(key, default)
+
+    def _int(self, key: str, default: int) -> int:
+        raw = self.options.get(key)
+        if raw is None:
+            return default
+        try:
+            return int(raw)
+        except ValueError as e:
+            raise OptionError(f"Option '{key}' must be an integer, got '{raw}'.") from e
+
+    @property
+    def bucket(self) -> int:
+        return self._int(BUCKET, -1)
+
+    @property
+    def bucket_key(self) -> list[str]:
+        raw = self.options.get(BUCKET_KEY)
+        return [k.strip() for k in raw.split(",") if k.strip()] if raw else []
+
+    @property
+    def file_format(self) -> str:
+        return (self.options.get(FILE_FORMAT) or "parquet").lower()
+
+    @property
+    def file_compression(self) -> str:
+        return (self.options.get(FILE_COMPRESSION) or "zstd").lower()
+
+    @property
+    def zstd_level(self) -> int:
+        return self._int(ZSTD_LEVEL, 1)
+
+    def target_file_size(self, primary_key: bool) -> int:
+        default = (128 if primary_key else 256) * 1024 * 1024
+        raw = self.options.get(TARGET_FILE_SIZE)
+        return default if raw is None else parse_memory_size(raw, TARGET_FILE_SIZE)
+
+    @property
+    def manifest_compression(self) -> str:
+        return self.options.get(MANIFEST_COMPRESSION) or "zstd"
+
+    @property
+    def manifest_target_file_size(self) -> int:
+        raw = self.options.get(MANIFEST_TARGET_FILE_SIZE)
+        return 8 * 1024 * 1024 if raw is None else parse_memory_size(raw, MANIFEST_TARGET_FILE_SIZE)
+
+    @property
+    def manifest_merge_min_count(self) -> int:
+        return self._int(MANIFEST_MERGE_MIN_COUNT, 30)
+
+    @property
+    def partition_default_name(self) -> str:
+        return self.options.get(PARTITION_DEFAULT_NAME) or "__DEFAULT_PARTITION__"
+
+    @property
+    def partition_legacy_name(self) -> bool:
+        return (self.options.get(PARTITION_LEGACY_NAME) or "true").lower() == "true"
+
+    @property
+    def stats_mode(self) -> str:
+        return (self.options.get(STATS_MODE) or "truncate(16)").lower()
+
+    @property
+    def data_file_prefix(self) -> str:
+        return self.options.get(DATA_FILE_PREFIX) or "data-"
+
+    @property
+    def scan_snapshot_id(self) -> int | None:
+        raw = self.options.get(SCAN_SNAPSHOT_ID)
+        return None if raw is None else self._int(SCAN_SNAPSHOT_ID, 0)
+
+    @property
+    def commit_max_retries(self) -> int:
+        return self._int(COMMIT_MAX_RETRIES, 10)
+
+    @property
+    def commit_min_retry_wait_ms(self) -> int:
+        return parse_duration_ms(self.options.get(COMMIT_MIN_RETRY_WAIT) or "10 ms")
+
+    @property
+    def commit_max_retry_wait_ms(self) -> int:
+        return parse_duration_ms(self.options.get(COMMIT_MAX_RETRY_WAIT) or "10 s")
+
+
+def check_supported(options: Mapping[str, str], table: str) -> None:
+    """Raise UnsupportedOptionError for any option whose meaning we do not implement."""
+    for key, value in options.items():
+        allowed = _UNSUPPORTED_UNLESS.get(key)
+        if allowed is not None and value.strip().lower() not in allowed:
+            raise UnsupportedOptionError(
+                f"Table '{table}': option '{key}' = '{value}' is not supported by "
+                f"paimon_pyspark (supported values: {', '.join(sorted(allowed))})."
+            )
+        if key in _UNSUPPORTED_KEYS or key.startswith(_UNSUPPORTED_PREFIXES):
+            raise UnsupportedOptionError(
+                f"Table '{table}': option '{key}' is not supported by paimon_pyspark yet."
+            )
+    mode = (options.get(STATS_MODE) or "truncate(16)").strip().lower()
+    if not _STATS_MODE_RE.match(mode):
+        raise OptionError(f"Table '{table}': invalid '{STATS_MODE}' = '{mode}'.")
+    fmt = (options.get(FILE_FORMAT) or "parquet").lower()
+    if fmt not in ("parquet", "orc", "avro"):
+        raise UnsupportedOptionError(
+            f"Table '{table}': file.format '{fmt}' is not supported (parquet, orc, avro)."
+        )
+
+
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "bytes": 1,
+    "k": 1024,
+    "kb": 1024,
+    "kib": 1024,
+    "m": 1024**2,
+    "mb": 1024**2,
+    "mib": 1024**2,
+    "g": 1024**3,
+    "gb": 1024**3,
+    "gib": 1024**3,
+    "t": 1024**4,
+    "tb": 1024**4,
+}
+_DURATION_UNITS = {
+    "": 1,
+    "ms": 1,
+    "milli": 1,
+    "millis": 1,
+    "s": 1000,
+    "sec": 1000,
+    "second": 1000,
+    "seconds": 1000,
+    "min": 60000,
+    "m": 60000,
+    "minute": 60000,
+    "minutes": 60000,
+    "h": 3600000,
+    "hour": 3600000,
+    "hours": 3600000,
+    "d": 86400000,
+    "day": 86400000,
+    "days": 86400000,
+}
+_QUANTITY_RE = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_memory_size(text: str, key: str) -> int:
+    m = _QUANTITY_RE.match(text)
+    unit = m.group(2).lower() if m else None
+    if not m or unit not in _SIZE_UNITS:
+        raise OptionError(f"Option '{key}' must be a memory size like '128 mb', got '{text}'.")
+    return int(m.group(1)) * _SIZE_UNITS[unit]
+
+
+def parse_duration_ms(text: str) -> int:
+    m = _QUANTITY_RE.match(text)
+    unit = m.group(2).lower() if m else None
+    if not m or unit not in _DURATION_UNITS:
+        raise OptionError(f"Invalid duration '{text}'.")
+    return int(m.group(1)) * _DURATION_UNITS[unit]

@@ -1,0 +1,207 @@
+"""Scan planning: from a snapshot to the splits that hold the rows asked for.
+
+Mirrors org.apache.paimon.table.source.{DataTableBatchScan, DataSplit} and the file skipping of
+org.apache.paimon.operation.AppendOnlyFileStoreScan: manifests are pruned by partition stats,
+entries by partition value and by each file's value stats, then files are packed per bucket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from paimon_pyspark.errors import CorruptTableError
+from paimon_pyspark.read.predicate import FieldStats, Predicate
+from paimon_pyspark.spec.binary_row import deserialize_with_arity
+from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
+from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.spec.table_schema import TableSchema
+from paimon_pyspark.table.manifest_io import merge_entries
+from paimon_pyspark.types.data_types import DataType
+
+if TYPE_CHECKING:
+    from paimon_pyspark.table.file_store_table import FileStoreTable
+
+_SPLIT_TARGET_SIZE = 128 * 1024 * 1024
+_OPEN_FILE_COST = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class DataSplit:
+    """Files of one bucket of one partition, read together (Java's DataSplit)."""
+
+    snapshot_id: int
+    partition: bytes
+    partition_values: tuple[Any, ...]
+    bucket: int
+    bucket_path: str
+    files: tuple[DataFileMeta, ...]
+
+    @property
+    def row_count(self) -> int:
+        return sum(f.row_count for f in self.files)
+
+    @property
+    def file_paths(self) -> list[str]:
+        return [f"{self.bucket_path}/{f.file_name}" for f in self.files]
+
+
+@dataclass(frozen=True)
+class Plan:
+    snapshot_id: int | None
+    _splits: tuple[DataSplit, ...]
+
+    def splits(self) -> list[DataSplit]:
+        return list(self._splits)
+
+
+class TableScan:
+    def __init__(
+        self, table: FileStoreTable, predicate: Predicate | None, limit: int | None
+    ) -> None:
+        self.table = table
+        self.predicate = predicate
+        self.limit = limit
+        keys = set(table.partition_keys)
+        self.partition_predicate = predicate.extract(keys) if predicate and keys else None
+
+    def plan(self) -> Plan:
+        snapshot = self._snapshot()
+        if snapshot is None:
+            return Plan(None, ())
+        entries = self._entries(snapshot)
+        return Plan(snapshot.id, tuple(self._pack(snapshot.id, entries)))
+
+    def _snapshot(self) -> Snapshot | None:
+        sm = self.table.snapshot_manager
+        wanted = self.table.options.scan_snapshot_id
+        if wanted is None:
+            return sm.latest()
+        if not sm.snapshot_exists(wanted):
+            raise CorruptTableError(
+                f"Table '{self.table.name}': snapshot {wanted} asked for by 'scan.snapshot-id' "
+                f"does not exist (existing: {sm.list_ids()})."
+            )
+        return sm.snapshot(wanted)
+
+    def _entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        mio = self.table.manifest_io
+        metas = [m for m in mio.data_manifests(snapshot) if self._keep_manifest(m)]
+        merged = merge_entries(mio.read_entries(metas))
+        partition_ok: dict[bytes, bool] = {}
+        out = []
+        for e in merged:
+            if e.kind != 0 or e.bucket < 0 and e.bucket == -2:
+                continue
+            ok = partition_ok.get(e.partition)
+            if ok is None:
+                ok = self._keep_partition(e.partition)
+                partition_ok[e.partition] = ok
+            if ok and self._keep_file(e.file):
+                out.append(e)
+        return out
+
+    def _keep_manifest(self, meta: ManifestFileMeta) -> bool:
+        if self.partition_predicate is None:
+            return True
+        stats = self._decode_stats(
+            meta.partition_stats.min_values,
+            meta.partition_stats.max_values,
+            meta.partition_stats.null_counts,
+            self.table.partition_keys,
+            self.table.partition_types,
+        )
+        return self.partition_predicate.test_stats(stats, meta.num_added_files)
+
+    def _keep_partition(self, partition: bytes) -> bool:
+        if self.partition_predicate is None:
+            return True
+        values = deserialize_with_arity(partition, self.table.partition_types)
+        return self.partition_predicate.test_values(dict(zip(self.table.partition_keys, values)))
+
+    def _keep_file(self, f: DataFileMeta) -> bool:
+        if self.predicate is None:
+            return True
+        schema = self.table.schema_manager.schema(f.schema_id)
+        stats = self._file_stats(f, schema)
+        return self.predicate.test_stats(stats, f.row_count)
+
+    def _file_stats(self, f: DataFileMeta, schema: TableSchema) -> dict[str, FieldStats]:
+        """Value stats of ``f`` keyed by the *current* name of each field (matched by id)."""
+        by_name = {fd.name: fd for fd in schema.fields}
+        cols = f.value_stats_cols
+        stats_fields = list(schema.fields) if cols is None else [by_name[c] for c in cols]
+        if not stats_fields:
+            return {}
+        current_by_id = {fd.id: fd.name for fd in self.table.fields}
+        decoded = self._decode_stats(
+            f.value_stats.min_values,
+            f.value_stats.max_values,
+            f.value_stats.null_counts,
+            [fd.name for fd in stats_fields],
+            [fd.type for fd in stats_fields],
+        )
+        out = {}
+        for fd in stats_fields:
+            current = current_by_id.get(fd.id)
+            if current is not None and fd.name in decoded:
+                out[current] = decoded[fd.name]
+        return out
+
+    @staticmethod
+    def _decode_stats(
+        min_bytes: bytes,
+        max_bytes: bytes,
+        null_counts: Sequence[int | None] | None,
+        names: Sequence[str],
+        types: Sequence[DataType],
+    ) -> dict[str, FieldStats]:
+        nullable = [t.copy(nullable=True) for t in types]
+        try:
+            mins = deserialize_with_arity(min_bytes, nullable)
+            maxs = deserialize_with_arity(max_bytes, nullable)
+        except Exception:  # noqa: BLE001 - unreadable stats only cost pruning, never rows
+            return {}
+        counts = list(null_counts) if null_counts else [None] * len(names)
+        if len(mins) != len(names) or len(counts) != len(names):
+            return {}
+        return {
+            n: FieldStats(lo, hi, c) for n, lo, hi, c in zip(names, mins, maxs, counts)
+        }
+
+    def _pack(self, snapshot_id: int, entries: list[ManifestEntry]) -> list[DataSplit]:
+        """Group files per (partition, bucket) and pack them into splits of ~128 MiB."""
+        groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        for e in entries:
+            groups.setdefault((e.partition, e.bucket), []).append(e.file)
+        splits: list[DataSplit] = []
+        remaining = self.limit if self.predicate is None else None
+        types = self.table.partition_types
+        for (partition, bucket), files in groups.items():
+            values = tuple(deserialize_with_arity(partition, types))
+            rel = self.table.partition_rel_path(list(values))
+            base = f"{self.table.path}/{rel}" if rel else self.table.path
+            bucket_path = f"{base}/bucket-{bucket}"
+            files.sort(key=lambda f: f.min_sequence_number)
+            pack: list[DataFileMeta] = []
+            weight = 0
+            for f in files:
+                size = max(f.file_size, _OPEN_FILE_COST)
+                if pack and weight + size > _SPLIT_TARGET_SIZE:
+                    splits.append(
+                        DataSplit(snapshot_id, partition, values, bucket, bucket_path, tuple(pack))
+                    )
+                    pack, weight = [], 0
+                pack.append(f)
+                weight += size
+            if pack:
+                splits.append(
+                    DataSplit(snapshot_id, partition, values, bucket, bucket_path, tuple(pack))
+                )
+            if remaining is not None:
+                remaining -= sum(f.row_count for f in files)
+                if remaining <= 0:
+                    break
+        return splits

@@ -1,0 +1,143 @@
+"""The user-facing table Schema, and the validation Java applies when a table is created.
+
+Mirrors org.apache.paimon.schema.Schema and SchemaValidation (the parts that concern the table
+kinds paimon_pyspark writes). Named as pypaimon names it, so its users can switch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from paimon_pyspark import options as opts
+from paimon_pyspark.errors import OptionError, SchemaError
+from paimon_pyspark.spec.table_schema import TableSchema
+from paimon_pyspark.types.arrow import assign_field_ids, from_arrow_type, highest_field_id
+from paimon_pyspark.types.data_types import DataField, DataType
+
+BUCKET_KEY_WITH_UNAWARE = (
+    "Cannot define 'bucket-key' with bucket = -1, please remove the 'bucket-key' setting "
+    "or specify a bucket number."
+)
+
+
+@dataclass
+class Schema:
+    """Columns, keys and options of a table to create."""
+
+    fields: list[DataField]
+    partition_keys: list[str] = field(default_factory=list)
+    primary_keys: list[str] = field(default_factory=list)
+    options: dict[str, str] = field(default_factory=dict)
+    comment: str | None = None
+
+    @staticmethod
+    def from_pyarrow_schema(
+        pa_schema: pa.Schema,
+        partition_keys: list[str] | None = None,
+        primary_keys: list[str] | None = None,
+        options: dict[str, Any] | None = None,
+        comment: str | None = None,
+    ) -> Schema:
+        columns: list[tuple[str, DataType]] = [
+            (f.name, from_arrow_type(f.type, f.nullable, f.name)) for f in pa_schema
+        ]
+        fields, _ = assign_field_ids(columns)
+        return Schema(
+            fields=fields,
+            partition_keys=list(partition_keys or []),
+            primary_keys=list(primary_keys or []),
+            options={str(k): str(v) for k, v in (options or {}).items()},
+            comment=comment,
+        )
+
+    def to_table_schema(self, schema_id: int, time_millis: int, table: str) -> TableSchema:
+        """Validate as Java does at CREATE TABLE, and build schema file ``schema_id``."""
+        options = dict(self.options)
+        partition_keys = list(self.partition_keys)
+        primary_keys = list(self.primary_keys)
+        # Java moves DDL-time 'partition' / 'primary-key' options into the key lists.
+        if "partition" in options:
+            if partition_keys:
+                raise SchemaError(f"Table '{table}': partition keys given twice.")
+            partition_keys = _split(options.pop("partition"))
+        if "primary-key" in options:
+            if primary_keys:
+                raise SchemaError(f"Table '{table}': primary keys given twice.")
+            primary_keys = _split(options.pop("primary-key"))
+        names = [f.name for f in self.fields]
+        _check_unique(names, table)
+        for key_kind, keys in (("partition key", partition_keys), ("primary key", primary_keys)):
+            _check_unique(keys, table, key_kind)
+            for k in keys:
+                if k not in names:
+                    raise SchemaError(
+                        f"Table '{table}': {key_kind} '{k}' is not a column (columns: {names})."
+                    )
+        fields = [
+            DataField(f.id, f.name, f.type.copy(nullable=False), f.description, f.default_value)
+            if f.name in primary_keys
+            else f
+            for f in self.fields
+        ]
+        opts.check_supported(options, table)
+        _validate_buckets(opts.CoreOptions(options), names, partition_keys, primary_keys, table)
+        return TableSchema(
+            id=schema_id,
+            fields=tuple(fields),
+            highest_field_id=highest_field_id(fields),
+            partition_keys=tuple(partition_keys),
+            primary_keys=tuple(primary_keys),
+            options=options,
+            comment=self.comment,
+            time_millis=time_millis,
+        )
+
+
+def _split(text: str) -> list[str]:
+    return [s.strip() for s in text.split(",") if s.strip()]
+
+
+def _check_unique(names: list[str], table: str, what: str = "column") -> None:
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise SchemaError(f"Table '{table}': {what} '{n}' is given more than once.")
+        seen.add(n)
+
+
+def _validate_buckets(
+    o: opts.CoreOptions,
+    names: list[str],
+    partition_keys: list[str],
+    primary_keys: list[str],
+    table: str,
+) -> None:
+    bucket = o.bucket
+    bucket_key = o.bucket_key
+    if bucket == 0 or bucket < -2:
+        raise OptionError(
+            f"Table '{table}': 'bucket' = {bucket} is invalid; use a positive number, "
+            "-1 (dynamic or unaware) or -2 (postpone)."
+        )
+    if bucket == -1 and bucket_key:
+        raise OptionError(BUCKET_KEY_WITH_UNAWARE)
+    if bucket == -2 and not primary_keys:
+        raise OptionError(f"Table '{table}': bucket = -2 (postpone) needs a primary key.")
+    for k in bucket_key:
+        if k not in names:
+            raise OptionError(f"Table '{table}': bucket-key field '{k}' is not a column.")
+        if k in partition_keys:
+            raise OptionError(
+                f"Table '{table}': bucket-key field '{k}' must not be a partition key."
+            )
+        if primary_keys and k not in primary_keys:
+            raise OptionError(
+                f"Table '{table}': bucket-key field '{k}' must be part of the primary key."
+            )
+    if bucket > 0 and not primary_keys and not bucket_key:
+        raise OptionError(
+            f"Table '{table}': you should define a 'bucket-key' for bucketed append mode."
+        )

@@ -1,0 +1,150 @@
+"""FileStoreTable: one table on a filesystem, its schema, options and bucket mode.
+
+Mirrors org.apache.paimon.table.FileStoreTable (AppendOnlyFileStoreTable for tables without a
+primary key). Builders for writing and reading hang off it, named as pypaimon names them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Any
+
+import pyarrow as pa
+
+from paimon_pyspark import options as opts
+from paimon_pyspark.commit.file_store_commit import CommitSettings, FileStoreCommit
+from paimon_pyspark.errors import UnsupportedOptionError
+from paimon_pyspark.fs.file_io import FileIO
+from paimon_pyspark.spec.table_schema import TableSchema
+from paimon_pyspark.table.managers import SchemaManager, SnapshotManager
+from paimon_pyspark.table.manifest_io import ManifestIO
+from paimon_pyspark.table.paths import partition_path, partition_value_string
+from paimon_pyspark.types.arrow import to_arrow_schema
+from paimon_pyspark.types.data_types import DataField, DataType
+from paimon_pyspark.write.write_builder import BatchWriteBuilder
+from paimon_pyspark.read.read_builder import ReadBuilder
+
+BUCKET_UNAWARE = "BUCKET_UNAWARE"
+HASH_FIXED = "HASH_FIXED"
+HASH_DYNAMIC = "HASH_DYNAMIC"
+CROSS_PARTITION = "CROSS_PARTITION"
+POSTPONE = "POSTPONE_MODE"
+
+
+class FileStoreTable:
+    def __init__(
+        self,
+        file_io: FileIO,
+        path: str,
+        name: str,
+        schema: TableSchema,
+        dynamic_options: Mapping[str, str] | None = None,
+    ) -> None:
+        self.file_io = file_io
+        self.path = path
+        self.name = name
+        self.table_schema = schema
+        self.dynamic_options = dict(dynamic_options or {})
+        merged = dict(schema.options)
+        merged.update(self.dynamic_options)
+        self.options = opts.CoreOptions(merged)
+        opts.check_supported(merged, name)
+        self.snapshot_manager = SnapshotManager(file_io, path)
+        self.schema_manager = SchemaManager(file_io, path)
+
+    # --- identity and schema -----------------------------------------------------------------
+
+    @property
+    def fields(self) -> tuple[DataField, ...]:
+        return self.table_schema.fields
+
+    @property
+    def field_names(self) -> list[str]:
+        return self.table_schema.field_names
+
+    @property
+    def partition_keys(self) -> list[str]:
+        return list(self.table_schema.partition_keys)
+
+    @property
+    def primary_keys(self) -> list[str]:
+        return list(self.table_schema.primary_keys)
+
+    @cached_property
+    def partition_types(self) -> list[DataType]:
+        return [f.type for f in self.table_schema.partition_fields()]
+
+    @cached_property
+    def arrow_schema(self) -> pa.Schema:
+        return to_arrow_schema(self.fields)
+
+    @property
+    def bucket_mode(self) -> str:
+        bucket = self.options.bucket
+        if self.primary_keys:
+            if bucket == -2:
+                return POSTPONE
+            if bucket == -1:
+                pk = set(self.primary_keys)
+                return HASH_DYNAMIC if pk >= set(self.partition_keys) else CROSS_PARTITION
+            return HASH_FIXED
+        return BUCKET_UNAWARE if bucket == -1 else HASH_FIXED
+
+    @property
+    def bucket_keys(self) -> list[str]:
+        return self.options.bucket_key or self.table_schema.trimmed_primary_keys()
+
+    def partition_rel_path(self, values: list[Any]) -> str:
+        legacy = self.options.partition_legacy_name
+        default = self.options.partition_default_name
+        texts = [
+            partition_value_string(v, t, legacy, default)
+            for v, t in zip(values, self.partition_types)
+        ]
+        return partition_path(self.partition_keys, texts)
+
+    def copy(self, dynamic_options: Mapping[str, Any]) -> FileStoreTable:
+        """The same table with options overridden for this handle only (pypaimon's copy)."""
+        merged = dict(self.dynamic_options)
+        merged.update({str(k): str(v) for k, v in dynamic_options.items()})
+        return FileStoreTable(self.file_io, self.path, self.name, self.table_schema, merged)
+
+    def check_append_only(self, action: str) -> None:
+        if self.primary_keys:
+            raise UnsupportedOptionError(
+                f"Table '{self.name}': {action} primary-key tables is not supported by "
+                "paimon_pyspark yet."
+            )
+
+    # --- builders ----------------------------------------------------------------------------
+
+    def new_batch_write_builder(self) -> BatchWriteBuilder:
+        return BatchWriteBuilder(self)
+
+    def new_read_builder(self) -> ReadBuilder:
+        return ReadBuilder(self)
+
+    # --- internals shared by write, commit and read ------------------------------------------
+
+    @cached_property
+    def manifest_io(self) -> ManifestIO:
+        return ManifestIO(
+            self.file_io, self.path, self.options.manifest_compression, self.partition_types
+        )
+
+    def store_commit(self, commit_user: str) -> FileStoreCommit:
+        o = self.options
+        settings = CommitSettings(
+            table_name=self.name,
+            table_path=self.path,
+            bucket=o.bucket,
+            manifest_target_size=o.manifest_target_file_size,
+            manifest_merge_min_count=o.manifest_merge_min_count,
+            max_retries=o.commit_max_retries,
+            min_retry_wait_ms=o.commit_min_retry_wait_ms,
+            max_retry_wait_ms=o.commit_max_retry_wait_ms,
+        )
+        return FileStoreCommit(
+            settings, commit_user, self.snapshot_manager, self.schema_manager, self.manifest_io
+        )

@@ -1,0 +1,123 @@
+"""Reading and publishing a table's schema files and snapshots.
+
+Mirrors org.apache.paimon.schema.SchemaManager and org.apache.paimon.utils.SnapshotManager:
+LATEST and EARLIEST are hints only, verified against the snapshot directory before use.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from paimon_pyspark.errors import CorruptTableError
+from paimon_pyspark.fs.file_io import FileIO
+from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.spec.table_schema import TableSchema
+
+_SNAPSHOT_RE = re.compile(r"^snapshot-(\d+)$")
+_SCHEMA_RE = re.compile(r"^schema-(\d+)$")
+
+
+class SchemaManager:
+    def __init__(self, file_io: FileIO, table_path: str) -> None:
+        self.file_io = file_io
+        self.schema_dir = os.path.join(table_path, "schema")
+        self._cache: dict[int, TableSchema] = {}
+
+    def schema_path(self, schema_id: int) -> str:
+        return os.path.join(self.schema_dir, f"schema-{schema_id}")
+
+    def list_ids(self) -> list[int]:
+        ids = []
+        for name in self.file_io.list_names(self.schema_dir):
+            m = _SCHEMA_RE.match(name)
+            if m:
+                ids.append(int(m.group(1)))
+        return sorted(ids)
+
+    def latest(self) -> TableSchema | None:
+        ids = self.list_ids()
+        return self.schema(ids[-1]) if ids else None
+
+    def schema(self, schema_id: int) -> TableSchema:
+        cached = self._cache.get(schema_id)
+        if cached is None:
+            path = self.schema_path(schema_id)
+            cached = TableSchema.from_json(self.file_io.read_text(path), path)
+            self._cache[schema_id] = cached
+        return cached
+
+    def commit_new(self, schema: TableSchema) -> bool:
+        """Publish schema file ``schema.id``; False when that id is taken."""
+        self.file_io.mkdirs(self.schema_dir)
+        return self.file_io.try_write_atomic(
+            self.schema_path(schema.id), schema.to_json().encode("utf-8")
+        )
+
+
+class SnapshotManager:
+    def __init__(self, file_io: FileIO, table_path: str) -> None:
+        self.file_io = file_io
+        self.snapshot_dir = os.path.join(table_path, "snapshot")
+
+    def snapshot_path(self, snapshot_id: int) -> str:
+        return os.path.join(self.snapshot_dir, f"snapshot-{snapshot_id}")
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        path = self.snapshot_path(snapshot_id)
+        if not self.file_io.exists(path):
+            raise CorruptTableError(f"Snapshot {snapshot_id} does not exist ({path}).")
+        return _read_snapshot(self.file_io, path)
+
+    def snapshot_exists(self, snapshot_id: int) -> bool:
+        return self.file_io.exists(self.snapshot_path(snapshot_id))
+
+    def list_ids(self) -> list[int]:
+        ids = []
+        for name in self.file_io.list_names(self.snapshot_dir):
+            m = _SNAPSHOT_RE.match(name)
+            if m:
+                ids.append(int(m.group(1)))
+        return sorted(ids)
+
+    def latest_id(self) -> int | None:
+        hint = self._read_hint("LATEST")
+        if hint is not None and self.snapshot_exists(hint) and not self.snapshot_exists(hint + 1):
+            return hint
+        ids = self.list_ids()
+        return ids[-1] if ids else None
+
+    def earliest_id(self) -> int | None:
+        hint = self._read_hint("EARLIEST")
+        if hint is not None and self.snapshot_exists(hint) and not self.snapshot_exists(hint - 1):
+            return hint
+        ids = self.list_ids()
+        return ids[0] if ids else None
+
+    def latest(self) -> Snapshot | None:
+        latest = self.latest_id()
+        return None if latest is None else self.snapshot(latest)
+
+    def _read_hint(self, name: str) -> int | None:
+        path = os.path.join(self.snapshot_dir, name)
+        try:
+            return int(self.file_io.read_text(path).strip())
+        except (CorruptTableError, ValueError, OSError):
+            return None
+
+    def try_publish(self, snapshot: Snapshot) -> bool:
+        """Atomically create ``snapshot-<id>``; False if another writer took the id."""
+        self.file_io.mkdirs(self.snapshot_dir)
+        return self.file_io.try_write_atomic(
+            self.snapshot_path(snapshot.id), snapshot.to_json().encode("utf-8")
+        )
+
+    def write_latest_hint(self, snapshot_id: int) -> None:
+        try:
+            self.file_io.overwrite_hint(os.path.join(self.snapshot_dir, "LATEST"), str(snapshot_id))
+        except OSError:
+            pass  # a hint: readers verify it and fall back to listing
+
+
+def _read_snapshot(file_io: FileIO, path: str) -> Snapshot:
+    return Snapshot.from_json(file_io.read_text(path), path)

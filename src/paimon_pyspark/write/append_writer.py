@@ -1,0 +1,155 @@
+"""The writer of one (partition, bucket) of an append table.
+
+Mirrors org.apache.paimon.append.AppendOnlyWriter with a RollingFileWriter: rows are buffered in
+memory, flushed as chunks into the current data file, and a new file is started once the
+current one reaches ``target-file-size``. Sequence numbers run on from the bucket's highest.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from paimon_pyspark.format.files import EXTENSIONS
+from paimon_pyspark.format.stats import StatsCollector
+from paimon_pyspark.format.writers import FormatWriter
+from paimon_pyspark.fs.file_io import FileIO
+from paimon_pyspark.spec.data_file_meta import (
+    EMPTY_ROW_BYTES,
+    EMPTY_STATS,
+    FILE_SOURCE_APPEND,
+    DataFileMeta,
+)
+from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.types.data_types import DataField
+
+_EPOCH = dt.datetime(1970, 1, 1)
+
+
+def local_now_millis() -> int:
+    """Java's LocalDateTime.now() as a TIMESTAMP(3): local wall-clock encoded as if UTC."""
+    return int((dt.datetime.now() - _EPOCH).total_seconds() * 1000)
+
+
+@dataclass(frozen=True)
+class WriterSettings:
+    file_io: FileIO
+    arrow_schema: pa.Schema
+    fields: list[DataField]
+    schema_id: int
+    file_format: str
+    compression: str
+    zstd_level: int
+    target_file_size: int
+    stats_mode: str
+    file_prefix: str
+    flush_bytes: int
+
+
+class AppendWriter:
+    def __init__(
+        self, settings: WriterSettings, bucket_path: str, path_factory: PathFactory, next_seq: int
+    ) -> None:
+        self.s = settings
+        self.bucket_path = bucket_path
+        self.path_factory = path_factory
+        self.next_seq = next_seq
+        self._buffer: list[pa.Table] = []
+        self._buffered_bytes = 0
+        self._file: FormatWriter | None = None
+        self._file_name = ""
+        self._file_rows = 0
+        self._file_min_seq = 0
+        self._stats: StatsCollector | None = None
+        self.new_files: list[DataFileMeta] = []
+        self._dir_made = False
+
+    @property
+    def buffered_bytes(self) -> int:
+        return self._buffered_bytes
+
+    def write(self, table: pa.Table) -> None:
+        if table.num_rows:
+            self._buffer.append(table)
+            self._buffered_bytes += table.nbytes
+
+    def flush(self) -> None:
+        """Write the buffered rows into the current file, rolling it when it is big enough."""
+        if not self._buffer:
+            return
+        chunk = pa.concat_tables(self._buffer) if len(self._buffer) > 1 else self._buffer[0]
+        self._buffer = []
+        self._buffered_bytes = 0
+        if self._file is None:
+            self._open()
+        assert self._file is not None and self._stats is not None
+        self._file.write(chunk)
+        self._stats.update(chunk)
+        self._file_rows += chunk.num_rows
+        self.next_seq += chunk.num_rows
+        if self._file.bytes_written >= self.s.target_file_size:
+            self._close_file()
+
+    def prepare_commit(self) -> list[DataFileMeta]:
+        self.flush()
+        if self._file is not None:
+            self._close_file()
+        files, self.new_files = self.new_files, []
+        return files
+
+    def abort(self) -> None:
+        """Remove every file this writer produced and not yet handed out."""
+        self._buffer = []
+        if self._file is not None:
+            self._file.abort()
+            self._file = None
+        for f in self.new_files:
+            self.s.file_io.delete_quietly(os.path.join(self.bucket_path, f.file_name))
+        self.new_files = []
+
+    def _open(self) -> None:
+        if not self._dir_made:
+            self.s.file_io.mkdirs(self.bucket_path)
+            self._dir_made = True
+        self._file_name = self.path_factory.new_data_file(
+            self.s.file_prefix, EXTENSIONS[self.s.file_format]
+        )
+        self._file = FormatWriter(
+            self.s.file_io,
+            os.path.join(self.bucket_path, self._file_name),
+            self.s.arrow_schema,
+            self.s.file_format,
+            self.s.compression,
+            self.s.zstd_level,
+            self.s.fields,
+        )
+        self._stats = StatsCollector(self.s.fields, self.s.stats_mode)
+        self._file_rows = 0
+        self._file_min_seq = self.next_seq
+
+    def _close_file(self) -> None:
+        assert self._file is not None and self._stats is not None
+        size = self._file.close()
+        self._file = None
+        self.new_files.append(
+            DataFileMeta(
+                file_name=self._file_name,
+                file_size=size,
+                row_count=self._file_rows,
+                min_key=EMPTY_ROW_BYTES,
+                max_key=EMPTY_ROW_BYTES,
+                key_stats=EMPTY_STATS,
+                value_stats=self._stats.result(),
+                min_sequence_number=self._file_min_seq,
+                max_sequence_number=self.next_seq - 1,
+                schema_id=self.s.schema_id,
+                level=0,
+                creation_time=local_now_millis(),
+                delete_row_count=0,
+                file_source=FILE_SOURCE_APPEND,
+                value_stats_cols=None if self.s.stats_mode != "none" else (),
+            )
+        )

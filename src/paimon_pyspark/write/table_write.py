@@ -1,0 +1,261 @@
+"""TableWrite: Arrow in, commit messages out.
+
+Mirrors org.apache.paimon.table.sink.TableWriteImpl over AppendOnlyFileStoreWrite: every batch
+is checked against the table schema, split by partition and bucket in vectorized form, and
+handed to the writer of that (partition, bucket). Writers flush on a small thread pool, since
+Parquet and ORC encoding release the GIL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from paimon_pyspark.bucket.fixed import FixedBucketAssigner
+from paimon_pyspark.commit.commit_message import CommitMessage, DataIncrement
+from paimon_pyspark.errors import (
+    NullViolationError,
+    PaimonError,
+    SchemaMismatchError,
+    UnsupportedOptionError,
+)
+from paimon_pyspark.spec import manifest as mf
+from paimon_pyspark.spec.binary_row import serialize_with_arity
+from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.write.append_writer import AppendWriter, WriterSettings
+
+if TYPE_CHECKING:
+    from paimon_pyspark.table.file_store_table import FileStoreTable
+
+_FLUSH_BYTES = 64 * 1024 * 1024
+_WRITE_THREADS = 2
+
+
+class TableWrite:
+    def __init__(self, table: FileStoreTable, commit_user: str) -> None:
+        table.check_append_only("writing to")
+        mode = table.bucket_mode
+        if mode not in ("BUCKET_UNAWARE", "HASH_FIXED"):
+            raise UnsupportedOptionError(f"Table '{table.name}': bucket mode {mode}")
+        self.table = table
+        self.commit_user = commit_user
+        o = table.options
+        self.num_buckets = o.bucket
+        self.fixed = mode == "HASH_FIXED"
+        self.assigner: FixedBucketAssigner | None = None
+        if self.fixed:
+            key_types = [table.table_schema.field(k).type for k in table.bucket_keys]
+            self.assigner = FixedBucketAssigner(key_types, self.num_buckets)
+        self.settings = WriterSettings(
+            file_io=table.file_io,
+            arrow_schema=table.arrow_schema,
+            fields=list(table.fields),
+            schema_id=table.table_schema.id,
+            file_format=o.file_format,
+            compression=o.file_compression,
+            zstd_level=o.zstd_level,
+            target_file_size=o.target_file_size(primary_key=False),
+            stats_mode=o.stats_mode,
+            file_prefix=o.data_file_prefix,
+            flush_bytes=_FLUSH_BYTES,
+        )
+        self.path_factory = PathFactory(table.path)
+        self._writers: dict[tuple[bytes, int], AppendWriter] = {}
+        self._pending: dict[tuple[bytes, int], Future[None]] = {}
+        self._pool = ThreadPoolExecutor(max_workers=_WRITE_THREADS)
+        self._restored: dict[tuple[bytes, int], int] | None = None
+        self._partition_buckets: dict[bytes, set[int]] = {}
+        self._closed = False
+
+    # --- public API ----------------------------------------------------------------------------
+
+    def write_arrow(self, table: pa.Table) -> None:
+        data = self._align(table)
+        if data.num_rows == 0:
+            return
+        for (partition, values, bucket), part in self._split(data):
+            self._writer(partition, values, bucket).write(part)
+        self._flush_full_writers()
+
+    def write_arrow_batch(self, batch: pa.RecordBatch) -> None:
+        self.write_arrow(pa.Table.from_batches([batch]))
+
+    def write_pandas(self, df: pd.DataFrame) -> None:
+        self.write_arrow(pa.Table.from_pandas(df, preserve_index=False))
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Flush every writer and describe the new files; the write can then be closed."""
+        try:
+            futures = {
+                key: self._submit(key, w.prepare_commit) for key, w in self._writers.items()
+            }
+            messages = []
+            for (partition, bucket), fut in futures.items():
+                files = fut.result()
+                if files:
+                    total = self.num_buckets if self.fixed else -1
+                    messages.append(
+                        CommitMessage(partition, bucket, total, DataIncrement(tuple(files)))
+                    )
+        except BaseException:
+            self.abort()
+            raise
+        self._writers = {}
+        self._pending = {}
+        return messages
+
+    def abort(self) -> None:
+        """Delete every file written and not yet handed out in a commit message."""
+        for fut in self._pending.values():
+            try:
+                fut.result()
+            except Exception:  # noqa: BLE001 - the file is removed below either way
+                pass
+        for w in self._writers.values():
+            w.abort()
+        self._writers = {}
+        self._pending = {}
+
+    def close(self) -> None:
+        if not self._closed:
+            self.abort()
+            self._pool.shutdown(wait=True)
+            self._closed = True
+
+    def __enter__(self) -> TableWrite:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- schema --------------------------------------------------------------------------------
+
+    def _align(self, data: pa.Table) -> pa.Table:
+        """Reorder and cast ``data`` to the table schema, or say exactly what does not fit."""
+        name = self.table.name
+        target = self.table.arrow_schema
+        given = data.schema.names
+        missing = [n for n in target.names if n not in given]
+        extra = [n for n in given if n not in target.names]
+        if missing or extra:
+            raise SchemaMismatchError(
+                f"Table '{name}': written data does not match the table schema"
+                + (f"; missing fields {missing}" if missing else "")
+                + (f"; unknown fields {extra}" if extra else "")
+                + f". Table fields: {target.names}."
+            )
+        columns = []
+        for field in target:
+            column = data.column(field.name)
+            if column.type != field.type:
+                try:
+                    column = pc.cast(column, field.type, safe=True)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                    raise SchemaMismatchError(
+                        f"Table '{name}': field '{field.name}' has type {column.type}, which "
+                        f"cannot be written as {field.type}: {e}"
+                    ) from e
+            if not field.nullable and column.null_count:
+                raise NullViolationError(
+                    f"Table '{name}': field '{field.name}' is NOT NULL but the data has "
+                    f"{column.null_count} null value(s)."
+                )
+            columns.append(column)
+        return pa.Table.from_arrays(columns, schema=target)
+
+    # --- routing -------------------------------------------------------------------------------
+
+    def _split(self, data: pa.Table) -> Iterable[tuple[tuple[bytes, list[Any], int], pa.Table]]:
+        """Yield ((partition bytes, partition values, bucket), rows) groups of ``data``."""
+        keys = self.table.partition_keys
+        types = self.table.partition_types
+        buckets = None
+        if self.assigner is not None:
+            buckets = self.assigner.assign([data.column(k) for k in self.table.bucket_keys])
+        if not keys and buckets is None:
+            yield (serialize_with_arity([], []), [], 0), data
+            return
+        codes = np.zeros(data.num_rows, dtype=np.int64)
+        dictionaries = []
+        for k in keys:
+            encoded = pc.dictionary_encode(data.column(k).combine_chunks(), null_encoding="encode")
+            dictionaries.append(encoded.dictionary)
+            codes = codes * (len(encoded.dictionary) + 1) + encoded.indices.to_numpy(
+                zero_copy_only=False
+            )
+        if buckets is not None:
+            codes = codes * self.num_buckets + buckets
+        n = data.num_rows
+        if np.all(codes == codes[0]):
+            order = np.arange(n)
+            arranged = data
+            bounds = [0, n]
+        else:
+            order = np.argsort(codes, kind="stable")
+            arranged = data.take(pa.array(order))
+            starts = np.flatnonzero(np.diff(codes[order])) + 1
+            bounds = [0, *starts.tolist(), n]
+        for start, end in zip(bounds[:-1], bounds[1:]):
+            rows = arranged.slice(start, end - start)
+            values = [rows.column(k)[0].as_py() for k in keys]
+            bucket = 0 if buckets is None else int(buckets[order[start]])
+            yield (serialize_with_arity(values, types), values, bucket), rows
+
+    def _writer(self, partition: bytes, values: list[Any], bucket: int) -> AppendWriter:
+        key = (partition, bucket)
+        writer = self._writers.get(key)
+        if writer is None:
+            rel = self.table.partition_rel_path(values)
+            bucket_path = self.path_factory.bucket_path(rel, bucket)
+            writer = AppendWriter(
+                self.settings, bucket_path, self.path_factory, self._next_sequence(key)
+            )
+            self._writers[key] = writer
+        return writer
+
+    def _next_sequence(self, key: tuple[bytes, int]) -> int:
+        """Fixed-bucket writers continue after the bucket's highest sequence number."""
+        if not self.fixed:
+            return 0
+        if self._restored is None:
+            self._restored = self._restore()
+        return self._restored.get(key, -1) + 1
+
+    def _restore(self) -> dict[tuple[bytes, int], int]:
+        snapshot = self.table.snapshot_manager.latest()
+        if snapshot is None:
+            return {}
+        max_seq: dict[tuple[bytes, int], int] = {}
+        for e in self.table.manifest_io.live_entries(snapshot):
+            if e.kind != mf.KIND_ADD:
+                continue
+            if e.total_buckets > 0 and e.total_buckets != self.num_buckets:
+                raise PaimonError(
+                    f"Table '{self.table.name}': try to write a partition with a new bucket "
+                    f"num {self.num_buckets}, but the previous bucket num is {e.total_buckets}. "
+                    "Please switch to batch mode and INSERT OVERWRITE to rescale."
+                )
+            k = (e.partition, e.bucket)
+            max_seq[k] = max(max_seq.get(k, -1), e.file.max_sequence_number)
+        return max_seq
+
+    # --- flushing ------------------------------------------------------------------------------
+
+    def _submit(self, key: tuple[bytes, int], fn: Any) -> Future[Any]:
+        previous = self._pending.get(key)
+        if previous is not None:
+            previous.result()
+        fut: Future[Any] = self._pool.submit(fn)
+        self._pending[key] = fut
+        return fut
+
+    def _flush_full_writers(self) -> None:
+        for key, w in self._writers.items():
+            if w.buffered_bytes >= self.settings.flush_bytes:
+                self._submit(key, w.flush)

@@ -1,0 +1,483 @@
+package paimonoracle;
+
+import org.apache.paimon.bucket.BucketFunction;
+import org.apache.paimon.catalog.Catalog;
+import org.apache.paimon.catalog.CatalogContext;
+import org.apache.paimon.catalog.CatalogFactory;
+import org.apache.paimon.catalog.Identifier;
+import org.apache.paimon.data.BinaryRow;
+import org.apache.paimon.data.BinaryString;
+import org.apache.paimon.data.DataGetters;
+import org.apache.paimon.data.Decimal;
+import org.apache.paimon.data.GenericArray;
+import org.apache.paimon.data.GenericMap;
+import org.apache.paimon.data.GenericRow;
+import org.apache.paimon.data.InternalArray;
+import org.apache.paimon.data.InternalMap;
+import org.apache.paimon.data.InternalRow;
+import org.apache.paimon.data.Timestamp;
+import org.apache.paimon.data.serializer.InternalRowSerializer;
+import org.apache.paimon.index.HashBucketAssigner;
+import org.apache.paimon.options.Options;
+import org.apache.paimon.reader.RecordReader;
+import org.apache.paimon.schema.Schema;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.paimon.table.BucketMode;
+import org.apache.paimon.table.FileStoreTable;
+import org.apache.paimon.table.Table;
+import org.apache.paimon.table.sink.BatchTableCommit;
+import org.apache.paimon.table.sink.BatchTableWrite;
+import org.apache.paimon.table.sink.BatchWriteBuilder;
+import org.apache.paimon.table.sink.DynamicBucketRowKeyExtractor;
+import org.apache.paimon.table.source.ReadBuilder;
+import org.apache.paimon.types.ArrayType;
+import org.apache.paimon.types.DataField;
+import org.apache.paimon.types.DataType;
+import org.apache.paimon.types.DataTypeJsonParser;
+import org.apache.paimon.types.DecimalType;
+import org.apache.paimon.types.LocalZonedTimestampType;
+import org.apache.paimon.types.MapType;
+import org.apache.paimon.types.MultisetType;
+import org.apache.paimon.types.RowType;
+import org.apache.paimon.types.TimestampType;
+import org.apache.paimon.utils.JsonSerdeUtil;
+import org.apache.paimon.utils.SnapshotManager;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Test oracle: Java Paimon's own catalog, reader, writer and bucket function, driven from Python
+ * through py4j. Every method takes and returns only strings and numbers; structures travel as
+ * JSON in one canonical value encoding (see tests/interop/java_oracle.py):
+ *
+ * <pre>
+ * null -> null; BOOLEAN -> true/false; TINYINT..BIGINT -> number;
+ * FLOAT/DOUBLE -> string from Double.toString (FLOAT widened to double; NaN, Infinity, -Infinity);
+ * DECIMAL -> BigDecimal.toPlainString(); CHAR/VARCHAR -> string; BINARY/VARBINARY -> base64;
+ * DATE -> epoch days; TIME -> millis of day;
+ * TIMESTAMP / TIMESTAMP_LTZ -> integer epoch nanoseconds (arbitrary precision, so no overflow);
+ * ARRAY -> list; MAP / MULTISET -> list of [key, value] pairs; ROW -> list of field values.
+ * </pre>
+ *
+ * Inputs are read leniently: numbers may also come as strings and floats as JSON numbers.
+ */
+public final class PaimonOracle {
+
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final BigInteger NANOS_PER_MILLI = BigInteger.valueOf(1_000_000L);
+
+    private PaimonOracle() {}
+
+    // ------------------------------------------------------------------ catalog access
+
+    /** A fresh catalog per call, so files written by other engines are never hidden by caches. */
+    private static Catalog catalog(String warehouse) {
+        Options options = new Options();
+        options.set("warehouse", warehouse);
+        options.set("cache-enabled", "false");
+        return CatalogFactory.createCatalog(CatalogContext.create(options));
+    }
+
+    private static FileStoreTable table(Catalog catalog, String db, String name) throws Exception {
+        return (FileStoreTable) catalog.getTable(Identifier.create(db, name));
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    /** All rows of the table (latest snapshot if snapshotId < 0) read by Java Paimon's reader. */
+    public static String readTable(String warehouse, String db, String name, long snapshotId)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            Table table = table(catalog, db, name);
+            if (snapshotId >= 0) {
+                table = table.copy(
+                        Collections.singletonMap("scan.snapshot-id", Long.toString(snapshotId)));
+            }
+            RowType rowType = table.rowType();
+            ObjectNode out = MAPPER.createObjectNode();
+            ArrayNode fields = out.putArray("fields");
+            ArrayNode types = out.putArray("types");
+            for (DataField field : rowType.getFields()) {
+                fields.add(field.name());
+                types.add(MAPPER.readTree(JsonSerdeUtil.toJson(field.type())));
+            }
+            ArrayNode rows = out.putArray("rows");
+            ReadBuilder builder = table.newReadBuilder();
+            try (RecordReader<InternalRow> reader =
+                    builder.newRead().createReader(builder.newScan().plan())) {
+                reader.forEachRemaining(row -> rows.add(encodeRow(row, rowType)));
+            }
+            return MAPPER.writeValueAsString(out);
+        }
+    }
+
+    /** Latest snapshot id, or -1 when the table has no snapshot yet. */
+    public static long latestSnapshotId(String warehouse, String db, String name)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            Long id = table(catalog, db, name).snapshotManager().latestSnapshotId();
+            return id == null ? -1L : id;
+        }
+    }
+
+    /** JSON list of {"id", "schemaId", "commitKind", "totalRecordCount"}, oldest first. */
+    public static String snapshots(String warehouse, String db, String name) throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            SnapshotManager manager = table(catalog, db, name).snapshotManager();
+            List<org.apache.paimon.Snapshot> all = new ArrayList<>();
+            Iterator<org.apache.paimon.Snapshot> it = manager.snapshots();
+            while (it.hasNext()) {
+                all.add(it.next());
+            }
+            all.sort((a, b) -> Long.compare(a.id(), b.id()));
+            ArrayNode out = MAPPER.createArrayNode();
+            for (org.apache.paimon.Snapshot s : all) {
+                ObjectNode node = out.addObject();
+                node.put("id", s.id());
+                node.put("schemaId", s.schemaId());
+                node.put("commitKind", s.commitKind().name());
+                node.put("totalRecordCount", s.totalRecordCount());
+            }
+            return MAPPER.writeValueAsString(out);
+        }
+    }
+
+    /** The table's current row type as Paimon schema-file JSON (list of fields with ids). */
+    public static String tableFields(String warehouse, String db, String name) throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            return JsonSerdeUtil.toJson(table(catalog, db, name).rowType().getFields());
+        }
+    }
+
+    // ------------------------------------------------------------------ writes
+
+    /**
+     * Creates database (if needed) and table from {"fields":[{"name","type"}], "partitionKeys",
+     * "primaryKeys", "options", "comment"}; "type" is Paimon schema-file type JSON.
+     */
+    public static void createTable(String warehouse, String db, String name, String schemaJson)
+            throws Exception {
+        JsonNode spec = MAPPER.readTree(schemaJson);
+        Schema.Builder builder = Schema.newBuilder();
+        for (JsonNode field : spec.get("fields")) {
+            JsonNode description = field.get("description");
+            builder.column(
+                    field.get("name").asText(),
+                    DataTypeJsonParser.parseDataType(field.get("type")),
+                    description == null || description.isNull() ? null : description.asText());
+        }
+        builder.partitionKeys(stringList(spec.get("partitionKeys")));
+        builder.primaryKey(stringList(spec.get("primaryKeys")));
+        JsonNode options = spec.get("options");
+        if (options != null) {
+            options.fields().forEachRemaining(e -> builder.option(e.getKey(), e.getValue().asText()));
+        }
+        JsonNode comment = spec.get("comment");
+        if (comment != null && !comment.isNull()) {
+            builder.comment(comment.asText());
+        }
+        try (Catalog catalog = catalog(warehouse)) {
+            catalog.createDatabase(db, true);
+            catalog.createTable(Identifier.create(db, name), builder.build(), false);
+        }
+    }
+
+    /**
+     * One batch write + commit of canonical-encoded rows; returns the latest snapshot id after it
+     * (a primary-key table may add a COMPACT snapshot after the APPEND one).
+     */
+    public static long writeRows(String warehouse, String db, String name, String rowsJson)
+            throws Exception {
+        JsonNode rows = MAPPER.readTree(rowsJson);
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name);
+            RowType rowType = table.rowType();
+            BucketMode mode = table.bucketMode();
+            if (mode == BucketMode.KEY_DYNAMIC) {
+                throw new UnsupportedOperationException(
+                        "cross-partition upsert (KEY_DYNAMIC) tables are not supported");
+            }
+            HashBucketAssigner assigner = null;
+            DynamicBucketRowKeyExtractor extractor = null;
+            if (mode == BucketMode.HASH_DYNAMIC) {
+                assigner = new HashBucketAssigner(
+                        table.snapshotManager(),
+                        UUID.randomUUID().toString(),
+                        table.store().newIndexFileHandler(),
+                        1,
+                        1,
+                        0,
+                        table.coreOptions().dynamicBucketTargetRowNum(),
+                        maxBuckets(table.coreOptions().dynamicBucketMaxBuckets()));
+                extractor = new DynamicBucketRowKeyExtractor(table.schema());
+            }
+            BatchWriteBuilder builder = table.newBatchWriteBuilder();
+            try (BatchTableWrite write = builder.newWrite();
+                    BatchTableCommit commit = builder.newCommit()) {
+                for (JsonNode row : rows) {
+                    GenericRow internal = (GenericRow) decode(row, rowType);
+                    if (assigner == null) {
+                        write.write(internal);
+                    } else {
+                        extractor.setRecord(internal);
+                        int hash = extractor.trimmedPrimaryKey().hashCode();
+                        write.write(internal, assigner.assign(extractor.partition(), hash));
+                    }
+                }
+                commit.commit(write.prepareCommit());
+            }
+            Long id = table.snapshotManager().latestSnapshotId();
+            return id == null ? -1L : id;
+        }
+    }
+
+    private static int maxBuckets(Integer configured) {
+        return configured == null ? -1 : configured;
+    }
+
+    // ------------------------------------------------------------------ bucketing
+
+    /**
+     * Hash of the BinaryRow built by Java's serializer for each key row, and the bucket Java's
+     * fixed-bucket writer assigns it (DEFAULT bucket function) for each bucket count.
+     * Returns {"hashes": [...], "buckets": {"<n>": [...]}}.
+     */
+    public static String buckets(String keyTypesJson, String keyRowsJson, String numBucketsJson)
+            throws Exception {
+        List<DataType> keyTypes = new ArrayList<>();
+        for (JsonNode type : MAPPER.readTree(keyTypesJson)) {
+            keyTypes.add(DataTypeJsonParser.parseDataType(type));
+        }
+        RowType keyType = RowType.of(keyTypes.toArray(new DataType[0]));
+        InternalRowSerializer serializer = new InternalRowSerializer(keyType);
+        BucketFunction function =
+                BucketFunction.create(
+                        org.apache.paimon.CoreOptions.BucketFunctionType.DEFAULT, keyType);
+        List<BinaryRow> keys = new ArrayList<>();
+        ObjectNode out = MAPPER.createObjectNode();
+        ArrayNode hashes = out.putArray("hashes");
+        for (JsonNode row : MAPPER.readTree(keyRowsJson)) {
+            BinaryRow key = serializer.toBinaryRow(decode(row, keyType)).copy();
+            keys.add(key);
+            hashes.add(key.hashCode());
+        }
+        ObjectNode buckets = out.putObject("buckets");
+        for (JsonNode n : MAPPER.readTree(numBucketsJson)) {
+            ArrayNode list = buckets.putArray(Integer.toString(n.asInt()));
+            for (BinaryRow key : keys) {
+                list.add(function.bucket(key, n.asInt()));
+            }
+        }
+        return MAPPER.writeValueAsString(out);
+    }
+
+    // ------------------------------------------------------------------ encoding (Java -> JSON)
+
+    private static ArrayNode encodeRow(InternalRow row, RowType rowType) {
+        ArrayNode out = MAPPER.createArrayNode();
+        List<DataType> types = rowType.getFieldTypes();
+        for (int i = 0; i < types.size(); i++) {
+            out.add(encode(row, i, types.get(i)));
+        }
+        return out;
+    }
+
+    private static JsonNode encode(DataGetters data, int pos, DataType type) {
+        if (data.isNullAt(pos)) {
+            return MAPPER.nullNode();
+        }
+        switch (type.getTypeRoot()) {
+            case BOOLEAN:
+                return MAPPER.getNodeFactory().booleanNode(data.getBoolean(pos));
+            case TINYINT:
+                return MAPPER.getNodeFactory().numberNode(data.getByte(pos));
+            case SMALLINT:
+                return MAPPER.getNodeFactory().numberNode(data.getShort(pos));
+            case INTEGER:
+            case DATE:
+            case TIME_WITHOUT_TIME_ZONE:
+                return MAPPER.getNodeFactory().numberNode(data.getInt(pos));
+            case BIGINT:
+                return MAPPER.getNodeFactory().numberNode(data.getLong(pos));
+            case FLOAT:
+                return MAPPER.getNodeFactory().textNode(Double.toString(data.getFloat(pos)));
+            case DOUBLE:
+                return MAPPER.getNodeFactory().textNode(Double.toString(data.getDouble(pos)));
+            case DECIMAL:
+                DecimalType dt = (DecimalType) type;
+                return MAPPER.getNodeFactory()
+                        .textNode(
+                                data.getDecimal(pos, dt.getPrecision(), dt.getScale())
+                                        .toBigDecimal()
+                                        .toPlainString());
+            case CHAR:
+            case VARCHAR:
+                return MAPPER.getNodeFactory().textNode(data.getString(pos).toString());
+            case BINARY:
+            case VARBINARY:
+                return MAPPER.getNodeFactory()
+                        .textNode(Base64.getEncoder().encodeToString(data.getBinary(pos)));
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                Timestamp ts = data.getTimestamp(pos, timestampPrecision(type));
+                return MAPPER.getNodeFactory()
+                        .numberNode(
+                                BigInteger.valueOf(ts.getMillisecond())
+                                        .multiply(NANOS_PER_MILLI)
+                                        .add(BigInteger.valueOf(ts.getNanoOfMillisecond())));
+            case ARRAY:
+                return encodeArray(data.getArray(pos), ((ArrayType) type).getElementType());
+            case MAP:
+                MapType mt = (MapType) type;
+                return encodeMap(data.getMap(pos), mt.getKeyType(), mt.getValueType());
+            case MULTISET:
+                return encodeMap(
+                        data.getMap(pos),
+                        ((MultisetType) type).getElementType(),
+                        new org.apache.paimon.types.IntType(false));
+            case ROW:
+                RowType rt = (RowType) type;
+                return encodeRow(data.getRow(pos, rt.getFieldCount()), rt);
+            default:
+                throw new UnsupportedOperationException("oracle cannot encode " + type);
+        }
+    }
+
+    private static ArrayNode encodeArray(InternalArray array, DataType elementType) {
+        ArrayNode out = MAPPER.createArrayNode();
+        for (int i = 0; i < array.size(); i++) {
+            out.add(encode(array, i, elementType));
+        }
+        return out;
+    }
+
+    private static ArrayNode encodeMap(InternalMap map, DataType keyType, DataType valueType) {
+        ArrayNode out = MAPPER.createArrayNode();
+        InternalArray keys = map.keyArray();
+        InternalArray values = map.valueArray();
+        for (int i = 0; i < map.size(); i++) {
+            ArrayNode pair = out.addArray();
+            pair.add(encode(keys, i, keyType));
+            pair.add(encode(values, i, valueType));
+        }
+        return out;
+    }
+
+    private static int timestampPrecision(DataType type) {
+        return type instanceof TimestampType
+                ? ((TimestampType) type).getPrecision()
+                : ((LocalZonedTimestampType) type).getPrecision();
+    }
+
+    // ------------------------------------------------------------------ decoding (JSON -> Java)
+
+    private static InternalRow decode(JsonNode row, RowType rowType) {
+        List<DataType> types = rowType.getFieldTypes();
+        if (!row.isArray() || row.size() != types.size()) {
+            throw new IllegalArgumentException(
+                    "row " + row + " does not have " + types.size() + " fields");
+        }
+        GenericRow out = new GenericRow(types.size());
+        for (int i = 0; i < types.size(); i++) {
+            out.setField(i, decodeValue(row.get(i), types.get(i)));
+        }
+        return out;
+    }
+
+    private static Object decodeValue(JsonNode v, DataType type) {
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        switch (type.getTypeRoot()) {
+            case BOOLEAN:
+                return v.isBoolean() ? v.booleanValue() : Boolean.parseBoolean(v.asText());
+            case TINYINT:
+                return Byte.parseByte(v.asText());
+            case SMALLINT:
+                return Short.parseShort(v.asText());
+            case INTEGER:
+            case DATE:
+            case TIME_WITHOUT_TIME_ZONE:
+                return Integer.parseInt(v.asText());
+            case BIGINT:
+                return Long.parseLong(v.asText());
+            case FLOAT:
+                return Float.parseFloat(v.asText());
+            case DOUBLE:
+                return Double.parseDouble(v.asText());
+            case DECIMAL:
+                DecimalType dt = (DecimalType) type;
+                Decimal d =
+                        Decimal.fromBigDecimal(
+                                new BigDecimal(v.asText()), dt.getPrecision(), dt.getScale());
+                if (d == null) {
+                    throw new IllegalArgumentException(v.asText() + " does not fit " + type);
+                }
+                return d;
+            case CHAR:
+            case VARCHAR:
+                return BinaryString.fromString(v.asText());
+            case BINARY:
+            case VARBINARY:
+                return Base64.getDecoder().decode(v.asText());
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                BigInteger nanos = new BigInteger(v.asText());
+                BigInteger[] qr = nanos.divideAndRemainder(NANOS_PER_MILLI);
+                if (qr[1].signum() < 0) {
+                    qr[0] = qr[0].subtract(BigInteger.ONE);
+                    qr[1] = qr[1].add(NANOS_PER_MILLI);
+                }
+                return Timestamp.fromEpochMillis(qr[0].longValueExact(), qr[1].intValue());
+            case ARRAY:
+                DataType elementType = ((ArrayType) type).getElementType();
+                Object[] elements = new Object[v.size()];
+                for (int i = 0; i < v.size(); i++) {
+                    elements[i] = decodeValue(v.get(i), elementType);
+                }
+                return new GenericArray(elements);
+            case MAP:
+                MapType mt = (MapType) type;
+                return decodeMap(v, mt.getKeyType(), mt.getValueType());
+            case MULTISET:
+                return decodeMap(
+                        v,
+                        ((MultisetType) type).getElementType(),
+                        new org.apache.paimon.types.IntType(false));
+            case ROW:
+                return decode(v, (RowType) type);
+            default:
+                throw new UnsupportedOperationException("oracle cannot decode " + type);
+        }
+    }
+
+    private static GenericMap decodeMap(JsonNode pairs, DataType keyType, DataType valueType) {
+        Map<Object, Object> map = new LinkedHashMap<>();
+        for (JsonNode pair : pairs) {
+            map.put(decodeValue(pair.get(0), keyType), decodeValue(pair.get(1), valueType));
+        }
+        return new GenericMap(map);
+    }
+
+    private static List<String> stringList(JsonNode node) {
+        List<String> out = new ArrayList<>();
+        if (node != null) {
+            for (JsonNode item : node) {
+                out.add(item.asText());
+            }
+        }
+        return out;
+    }
+}

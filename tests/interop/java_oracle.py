@@ -1,0 +1,399 @@
+"""Java Paimon as a test oracle, driven from Python through a py4j gateway.
+
+Why a bare py4j gateway over ``paimon-bundle`` and not a SparkSession with the Paimon Spark
+connector: the Maven repository reachable here serves ``org.apache.paimon:paimon-bundle`` (up to
+1.4.2) but no ``paimon-spark-*`` connector jar. The bundle is the plain Java API of the same
+Paimon release (catalog, schema, readers, writers, bucket function), which is exactly the
+reference behaviour we want to compare against, without Spark's own type conversions in between.
+pyspark's ``jars/`` directory supplies the Hadoop and logging classes the bundle leaves out.
+
+One JVM is started per pytest session (see ``tests/interop/conftest.py``); every call goes to the
+static methods of ``tests/interop/java/PaimonOracle.java`` and passes only strings and numbers.
+
+Canonical row encoding (what ``JavaOracle.read_table`` returns and ``canonical_rows`` builds from
+Arrow, so the two compare with ``==`` after ``sorted_rows``):
+
+=========================  ==============================================================
+null                       ``None``
+BOOLEAN / integer types    ``bool`` / ``int``
+FLOAT / DOUBLE             ``float``; every NaN is the one object ``math.nan`` so lists compare
+DECIMAL                    ``str``, plain notation with exactly the type's scale (``"1.50"``)
+CHAR / VARCHAR             ``str``
+BINARY / VARBINARY         ``bytes``
+DATE                       ``int`` epoch days
+TIME                       ``int`` milliseconds of day
+TIMESTAMP / TIMESTAMP_LTZ  ``int`` epoch **nanoseconds** (Python ints never overflow, so any
+                           year works; a LTZ value is the UTC instant, a TIMESTAMP value its
+                           wall clock read as UTC)
+ARRAY                      ``list``
+MAP / MULTISET             ``list`` of ``[key, value]`` pairs, sorted by key (order-free)
+ROW                        ``list`` of field values
+=========================  ==============================================================
+
+On the JSON wire the Java side sends floats as ``Double.toString`` strings and binaries as
+base64; ``to_wire`` turns canonical (or ordinary Python: ``Decimal``, ``date``, ``datetime``,
+``time``, ``dict``) values into that wire form for ``write_rows`` and ``buckets``.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import datetime as dt
+import decimal
+import glob
+import json
+import math
+import os
+import subprocess
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any, NamedTuple
+
+import pyarrow as pa
+
+TypeJson = str | dict[str, Any]
+"""A Paimon type exactly as written in schema files: ``"INT NOT NULL"`` or a JSON object."""
+
+_JAVA_CLASS = "paimonoracle.PaimonOracle"
+_EPOCH_DATE = dt.date(1970, 1, 1)
+_EPOCH_NAIVE = dt.datetime(1970, 1, 1)
+_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_NANOS_PER_UNIT = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+_JAVA_OPTS = [
+    "-Xmx1g",
+    "-XX:+IgnoreUnrecognizedVMOptions",
+    "-Dlog4j2.level=ERROR",
+    # Paimon's memory segments and codegen reach into JDK internals, as Spark's launcher allows.
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+]
+
+
+class JavaRead(NamedTuple):
+    """Rows read by Java Paimon, in canonical encoding, with the table's field names/types."""
+
+    fields: list[str]
+    rows: list[list[Any]]
+    types: list[TypeJson]
+
+
+class JavaBuckets(NamedTuple):
+    """``BinaryRow.hashCode()`` per key row and Java's bucket per key row for each count."""
+
+    hashes: list[int]
+    buckets: dict[int, list[int]]
+
+
+def pyspark_jars_dir() -> Path:
+    """pyspark ships Hadoop + slf4j/log4j jars that the Paimon bundle expects on the classpath."""
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "jars"
+
+
+class JavaOracle:
+    """One JVM running Java Paimon's catalog, reader, writer and bucket function."""
+
+    def __init__(
+        self,
+        paimon_jar: Path,
+        classes_dir: Path,
+        *,
+        log_path: Path | None = None,
+    ) -> None:
+        from py4j.java_gateway import GatewayParameters, JavaGateway, find_jar_path, launch_gateway
+
+        jars = pyspark_jars_dir()
+        py4j_jar = find_jar_path() or next(iter(glob.glob(str(jars / "py4j-*.jar"))), "")
+        classpath = os.pathsep.join([str(paimon_jar), str(classes_dir), str(jars / "*")])
+        self._log: IO[str] | None = open(log_path, "w") if log_path else None  # noqa: SIM115
+        started = time.monotonic()
+        port, self._proc = launch_gateway(
+            jarpath=py4j_jar,
+            classpath=classpath,
+            javaopts=_JAVA_OPTS,
+            die_on_exit=True,
+            redirect_stderr=self._log,
+            redirect_stdout=self._log,
+            return_proc=True,
+        )
+        self._gateway = JavaGateway(gateway_parameters=GatewayParameters(port=port))
+        try:
+            # Load the class now so a missing or stale build fails here, not in the first test.
+            self._gateway.jvm.java.lang.Class.forName(_JAVA_CLASS)
+        except Exception as error:
+            message = str(error)  # needs the live gateway, so before close()
+            self.close()
+            raise RuntimeError(f"{_JAVA_CLASS} not loadable from {classpath}: {message}") from None
+        self._java = self._gateway.jvm.paimonoracle.PaimonOracle
+        self.start_seconds = time.monotonic() - started
+
+    def close(self) -> None:
+        """Stop the JVM (it would also die with this process, via ``die_on_exit``)."""
+        with contextlib.suppress(Exception):
+            self._gateway.shutdown()
+        proc: subprocess.Popen[bytes] = self._proc
+        with contextlib.suppress(Exception):
+            if proc.stdin is not None:
+                proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if self._log is not None:
+            self._log.close()
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def read_table(
+        self, warehouse: str | os.PathLike[str], db: str, table: str, snapshot_id: int | None = None
+    ) -> JavaRead:
+        """All rows as Java reads them (latest snapshot, or ``snapshot_id`` via time travel)."""
+        sid = -1 if snapshot_id is None else snapshot_id
+        out = json.loads(self._java.readTable(_wh(warehouse), db, table, sid))
+        types: list[TypeJson] = out["types"]
+        rows = [[_from_wire(v, t) for v, t in zip(r, types, strict=True)] for r in out["rows"]]
+        return JavaRead(out["fields"], rows, types)
+
+    def latest_snapshot_id(
+        self, warehouse: str | os.PathLike[str], db: str, table: str
+    ) -> int | None:
+        """Java's view of the latest snapshot id (``None`` before the first commit)."""
+        sid = int(self._java.latestSnapshotId(_wh(warehouse), db, table))
+        return None if sid < 0 else sid
+
+    def snapshots(
+        self, warehouse: str | os.PathLike[str], db: str, table: str
+    ) -> list[dict[str, Any]]:
+        """``[{"id", "schemaId", "commitKind", "totalRecordCount"}, ...]`` oldest first."""
+        result: list[dict[str, Any]] = json.loads(self._java.snapshots(_wh(warehouse), db, table))
+        return result
+
+    def table_fields(self, warehouse: str | os.PathLike[str], db: str, table: str) -> list[Any]:
+        """The current schema's fields as Paimon schema-file JSON (with field ids)."""
+        result: list[Any] = json.loads(self._java.tableFields(_wh(warehouse), db, table))
+        return result
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def create_table(
+        self,
+        warehouse: str | os.PathLike[str],
+        db: str,
+        table: str,
+        fields: Sequence[tuple[str, TypeJson]] | Mapping[str, TypeJson],
+        *,
+        partition_keys: Sequence[str] = (),
+        primary_keys: Sequence[str] = (),
+        options: Mapping[str, str] | None = None,
+    ) -> None:
+        """Create the database (if needed) and table with Java's catalog; types are Paimon JSON."""
+        items = fields.items() if isinstance(fields, Mapping) else fields
+        spec = {
+            "fields": [{"name": name, "type": type_} for name, type_ in items],
+            "partitionKeys": list(partition_keys),
+            "primaryKeys": list(primary_keys),
+            "options": {k: str(v) for k, v in (options or {}).items()},
+        }
+        self._java.createTable(_wh(warehouse), db, table, json.dumps(spec))
+
+    def write_rows(
+        self,
+        warehouse: str | os.PathLike[str],
+        db: str,
+        table: str,
+        rows: Iterable[Sequence[Any]] | pa.Table,
+    ) -> int:
+        """One Java batch write + commit; returns the latest snapshot id afterwards.
+
+        A primary-key table may also get a COMPACT snapshot after the APPEND one; set
+        ``"write-only": "true"`` in its options to prevent that.
+        """
+        if isinstance(rows, pa.Table):
+            rows = canonical_rows(rows)
+        payload = json.dumps([to_wire(list(r)) for r in rows])
+        return int(self._java.writeRows(_wh(warehouse), db, table, payload))
+
+    # -- bucketing -----------------------------------------------------------------------------
+
+    def buckets(
+        self, key_types: Sequence[TypeJson], rows: Iterable[Sequence[Any]], nums: Iterable[int]
+    ) -> JavaBuckets:
+        """Java's BinaryRow hash and fixed-bucket assignment for each key row."""
+        out = json.loads(
+            self._java.buckets(
+                json.dumps(list(key_types)),
+                json.dumps([to_wire(list(r)) for r in rows]),
+                json.dumps(list(nums)),
+            )
+        )
+        return JavaBuckets(out["hashes"], {int(n): b for n, b in out["buckets"].items()})
+
+
+# -- canonical encoding -------------------------------------------------------------------------
+
+
+def canonical_rows(table: pa.Table | pa.RecordBatch) -> list[list[Any]]:
+    """Rows of an Arrow table in the canonical encoding (column order kept, rows unsorted)."""
+    if isinstance(table, pa.RecordBatch):
+        table = pa.Table.from_batches([table])
+    columns = [_canonical_array(col.combine_chunks()) for col in table.columns]
+    return [list(row) for row in zip(*columns, strict=True)] if columns else []
+
+
+def sorted_rows(rows: Iterable[Sequence[Any]]) -> list[list[Any]]:
+    """Rows in a deterministic order, so Java's and our (unordered) reads compare with ``==``."""
+    return sorted((list(r) for r in rows), key=_sort_key)
+
+
+def to_wire(value: Any) -> Any:
+    """A canonical (or plain Python) value as the JSON the Java helper accepts."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return repr(value)
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, bytes | bytearray | memoryview):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, dt.datetime):
+        return _datetime_nanos(value)
+    if isinstance(value, dt.date):
+        return (value - _EPOCH_DATE).days
+    if isinstance(value, dt.time):
+        ms = (value.hour * 3600 + value.minute * 60 + value.second) * 1000
+        return ms + value.microsecond // 1000
+    if isinstance(value, Mapping):
+        return [[to_wire(k), to_wire(v)] for k, v in value.items()]
+    if isinstance(value, list | tuple):
+        return [to_wire(v) for v in value]
+    raise TypeError(f"no wire encoding for {type(value).__name__}: {value!r}")
+
+
+def _wh(warehouse: str | os.PathLike[str]) -> str:
+    """Absolute local paths, since the JVM would resolve relative ones against its own cwd."""
+    path = os.fspath(warehouse)
+    return path if "://" in path else os.path.abspath(path)
+
+
+def _datetime_nanos(value: dt.datetime) -> int:
+    delta = value - (_EPOCH_NAIVE if value.tzinfo is None else _EPOCH_UTC)
+    micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return micros * 1_000 + int(getattr(value, "nanosecond", 0))  # pandas.Timestamp keeps ns
+
+
+def _sort_key(row: list[Any]) -> str:
+    return json.dumps(row, default=lambda v: "b64:" + base64.b64encode(v).decode("ascii"))
+
+
+def _float(value: float) -> float:
+    return math.nan if math.isnan(value) else value
+
+
+def _sorted_pairs(pairs: Iterable[Sequence[Any]]) -> list[list[Any]]:
+    return sorted(([k, v] for k, v in pairs), key=lambda p: _sort_key([p[0]]))
+
+
+# -- Java wire JSON -> canonical ---------------------------------------------------------------
+
+
+def _type_root(type_: TypeJson) -> str:
+    name = type_ if isinstance(type_, str) else str(type_["type"])
+    for stop in ("(", " ", "<"):
+        name = name.split(stop, 1)[0]
+    return name.upper()
+
+
+def _from_wire(value: Any, type_: TypeJson) -> Any:
+    if value is None:
+        return None
+    root = _type_root(type_)
+    if root in ("FLOAT", "DOUBLE"):
+        return _float(float(value))
+    if root in ("BINARY", "VARBINARY", "BYTES"):
+        return base64.b64decode(value)
+    if isinstance(type_, dict):
+        if root == "ARRAY":
+            return [_from_wire(v, type_["element"]) for v in value]
+        if root == "MAP":
+            return _sorted_pairs(
+                (_from_wire(k, type_["key"]), _from_wire(v, type_["value"])) for k, v in value
+            )
+        if root == "MULTISET":
+            return _sorted_pairs((_from_wire(k, type_["element"]), v) for k, v in value)
+        if root == "ROW":
+            fields = type_["fields"]
+            return [_from_wire(v, f["type"]) for v, f in zip(value, fields, strict=True)]
+    return value
+
+
+# -- Arrow -> canonical ------------------------------------------------------------------------
+
+
+def _canonical_array(arr: pa.Array) -> list[Any]:
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        return _canonical_array(arr.dictionary_decode())
+    if pa.types.is_timestamp(t):
+        factor = _NANOS_PER_UNIT[t.unit]
+        return [None if v is None else v * factor for v in arr.cast(pa.int64()).to_pylist()]
+    if pa.types.is_date32(t):
+        return arr.cast(pa.int32()).to_pylist()
+    if pa.types.is_date64(t):
+        return [None if v is None else v // 86_400_000 for v in arr.cast(pa.int64()).to_pylist()]
+    if pa.types.is_time(t):
+        ints = arr.cast(pa.int32() if pa.types.is_time32(t) else pa.int64()).to_pylist()
+        nanos = _NANOS_PER_UNIT[t.unit]
+        return [None if v is None else v * nanos // 1_000_000 for v in ints]
+    if pa.types.is_decimal(t):
+        return [None if v is None else format(v, "f") for v in arr.to_pylist()]
+    if pa.types.is_floating(t):
+        return [None if v is None else _float(v) for v in arr.to_pylist()]
+    if pa.types.is_map(t):
+        pairs = list(zip(_canonical_array(arr.keys), _canonical_array(arr.items), strict=True))
+        offsets, valid = arr.offsets.to_pylist(), arr.is_valid().to_pylist()
+        return [
+            _sorted_pairs(pairs[offsets[i] : offsets[i + 1]]) if valid[i] else None
+            for i in range(len(arr))
+        ]
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        values = _canonical_array(arr.values)
+        offsets, valid = arr.offsets.to_pylist(), arr.is_valid().to_pylist()
+        return [values[offsets[i] : offsets[i + 1]] if valid[i] else None for i in range(len(arr))]
+    if pa.types.is_fixed_size_list(t):
+        values, size = _canonical_array(arr.values), t.list_size
+        valid = arr.is_valid().to_pylist()
+        start = arr.offset
+        return [
+            values[(start + i) * size : (start + i + 1) * size] if valid[i] else None
+            for i in range(len(arr))
+        ]
+    if pa.types.is_struct(t):
+        children = [_canonical_array(c) for c in arr.flatten()]
+        valid = arr.is_valid().to_pylist()
+        return [[c[i] for c in children] if valid[i] else None for i in range(len(arr))]
+    if pa.types.is_null(t):
+        return [None] * len(arr)
+    if (
+        pa.types.is_boolean(t)
+        or pa.types.is_integer(t)
+        or pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or getattr(pa.types, "is_string_view", lambda _t: False)(t)
+        or getattr(pa.types, "is_binary_view", lambda _t: False)(t)
+    ):
+        return arr.to_pylist()
+    raise TypeError(f"no canonical encoding for Arrow type {t}")
