@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.orc as porc
 import pyarrow.parquet as pq
@@ -66,7 +67,8 @@ class FormatWriter:
         if self.fmt == "parquet":
             self._writer.write_table(table, row_group_size=1024 * 1024)
         elif self.fmt == "orc":
-            self._writer.write(table)
+            # pyarrow's ORC writer misplaces struct children of sliced arrays: write copies.
+            self._writer.write(table.take(pa.array(np.arange(table.num_rows))))
         else:
             self._pending.append(table)
 
