@@ -109,9 +109,7 @@ def test_every_type_round_trips_in_every_layout(
 
 
 def test_multiple_commits_and_time_travel(catalog: FileSystemCatalog) -> None:
-    catalog.create_table(
-        "db.t", Schema.from_pyarrow_schema(ALL_TYPES, partition_keys=["dt"])
-    )
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(ALL_TYPES, partition_keys=["dt"]))
     table = catalog.get_table("db.t")
     batches = [all_types_data(20, offset=i * 20) for i in range(3)]
     for i, batch in enumerate(batches, start=1):
@@ -142,7 +140,7 @@ def test_files_roll_at_target_file_size(catalog: FileSystemCatalog) -> None:
     builder.new_commit().commit(messages)
     files = [f for m in messages for f in m.new_files]
     assert len(files) > 1
-    assert [(f.min_sequence_number, f.max_sequence_number) for f in files][0][0] == 0
+    assert next((f.min_sequence_number, f.max_sequence_number) for f in files)[0] == 0
     assert sum(f.row_count for f in files) == 200_000
     assert read_all(table).column("id").to_pylist() == list(range(200_000))
 
@@ -172,7 +170,9 @@ def test_filters_prune_partitions_and_files_by_stats(catalog: FileSystemCatalog)
         ids = list(range(lo, lo + 100))
         write_commit(
             table,
-            pa.table({"id": ids, "s": [f"v{i}" for i in ids], "dt": ["a" if lo < 200 else "b"] * 100}),
+            pa.table(
+                {"id": ids, "s": [f"v{i}" for i in ids], "dt": ["a" if lo < 200 else "b"] * 100}
+            ),
         )
     rb = table.new_read_builder()
     pb = rb.new_predicate_builder()
@@ -242,7 +242,9 @@ def test_schema_mismatch_names_the_offending_fields(catalog: FileSystemCatalog) 
     catalog.create_table("db.t", Schema.from_pyarrow_schema(schema))
     table = catalog.get_table("db.t")
     write = table.new_batch_write_builder().new_write()
-    with pytest.raises(SchemaMismatchError, match=r"missing fields \['name'\].*unknown fields \['nme'\]"):
+    with pytest.raises(
+        SchemaMismatchError, match=r"missing fields \['name'\].*unknown fields \['nme'\]"
+    ):
         write.write_arrow(pa.table({"id": [1], "nme": ["x"]}))
     with pytest.raises(SchemaMismatchError, match="field 'id' has type string"):
         write.write_arrow(pa.table({"id": ["not a number"], "name": ["x"]}))

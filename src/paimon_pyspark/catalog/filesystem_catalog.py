@@ -55,7 +55,9 @@ class FileSystemCatalog:
 
     def list_databases(self) -> list[str]:
         return sorted(
-            d[: -len(DB_SUFFIX)] for d in self.file_io.list_dirs(self.warehouse) if d.endswith(DB_SUFFIX)
+            d[: -len(DB_SUFFIX)]
+            for d in self.file_io.list_dirs(self.warehouse)
+            if d.endswith(DB_SUFFIX)
         )
 
     def create_database(
@@ -75,7 +77,9 @@ class FileSystemCatalog:
             raise DatabaseNotExistError(name)
         return {"name": name, "location": self.database_path(name)}
 
-    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
+    def drop_database(
+        self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False
+    ) -> None:
         path = self.database_path(name)
         if not self.file_io.exists(path):
             if ignore_if_not_exists:
@@ -125,7 +129,9 @@ class FileSystemCatalog:
             raise TableNotExistError(full)
         return FileStoreTable(self.file_io, path, full, schema)
 
-    def drop_table(self, identifier: str | tuple[str, str], ignore_if_not_exists: bool = False) -> None:
+    def drop_table(
+        self, identifier: str | tuple[str, str], ignore_if_not_exists: bool = False
+    ) -> None:
         db, name = parse_identifier(identifier)
         path = self.table_path((db, name))
         if not SchemaManager(self.file_io, path).list_ids():

@@ -29,8 +29,8 @@ from paimon_pyspark.errors import CommitConflictError, CommitError
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.manifest import ManifestEntry
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from paimon_pyspark.table.manifest_io import ManifestIO, merge_entries
 from paimon_pyspark.table.managers import SchemaManager, SnapshotManager
+from paimon_pyspark.table.manifest_io import ManifestIO, merge_entries
 from paimon_pyspark.table.paths import PathFactory
 
 APPEND = "APPEND"
@@ -87,7 +87,9 @@ class FileStoreCommit:
         for m in messages:
             total = m.total_buckets if m.total_buckets is not None else self.settings.bucket
 
-            def entry(kind: int, f: object, m: CommitMessage = m, total: int = total) -> ManifestEntry:
+            def entry(
+                kind: int, f: object, m: CommitMessage = m, total: int = total
+            ) -> ManifestEntry:
                 return ManifestEntry(kind, m.partition, m.bucket, total, f)  # type: ignore[arg-type]
 
             append += [entry(mf.KIND_ADD, f) for f in m.data_increment.new_files]
@@ -230,11 +232,7 @@ class FileStoreCommit:
     ) -> None:
         """Every file this commit removes must still be live (Java's file deletion check)."""
         partitions = {e.partition for e in delta}
-        base = [
-            e
-            for e in self.manifests.read_entries(base_metas)
-            if e.partition in partitions
-        ]
+        base = [e for e in self.manifests.read_entries(base_metas) if e.partition in partitions]
         merged = merge_entries(base + delta)
         for e in merged:
             if e.kind == mf.KIND_DELETE:

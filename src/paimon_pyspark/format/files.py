@@ -8,7 +8,7 @@ FileIO moves the bytes; this module only encodes and decodes them.
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 import pyarrow as pa
@@ -61,7 +61,7 @@ def write_file(
     elif fmt == "orc":
         codec = "uncompressed" if compression == "none" else compression
         with file_io.open_output(path) as out:
-            porc.write_table(table, out, compression=codec)
+            porc.write_table(to_orc_table(table), out, compression=codec)
     elif fmt == "avro":
         data = _encode_avro(table, fields, compression)
         file_io.write_bytes(path, data)
@@ -80,13 +80,57 @@ def read_file(
                 return pq.read_table(f, columns=columns, use_threads=False)
         if fmt == "orc":
             with file_io.open_input(path) as f:
-                return porc.ORCFile(f).read(columns=columns)
+                return from_orc_table(porc.ORCFile(f).read(columns=columns), schema)
         if fmt == "avro":
             t = _decode_avro(file_io.read_bytes(path), schema)
             return t if columns is None else t.select(columns)
     except (OSError, pa.ArrowInvalid) as e:
         raise CorruptTableError(f"Data file '{path}' cannot be read: {e}") from e
     raise UnsupportedOptionError(f"file.format '{fmt}' is not supported.")
+
+
+# --- ORC data files -------------------------------------------------------------------------
+
+
+def orc_arrow_type(t: pa.DataType) -> pa.DataType:
+    """The Arrow type of the ORC column that holds ``t``.
+
+    ORC has no TIME type and pyarrow's ORC writer refuses time32; Java's OrcTypeUtil stores TIME
+    as an ORC int of milliseconds of the day, which is exactly time32[ms] cast to int32.
+    """
+    if pa.types.is_time32(t):
+        return pa.int32()
+    if pa.types.is_list(t):
+        vf = t.value_field
+        return pa.list_(vf.with_type(orc_arrow_type(vf.type)))
+    if pa.types.is_map(t):
+        return pa.map_(
+            t.key_field.with_type(orc_arrow_type(t.key_type)),
+            t.item_field.with_type(orc_arrow_type(t.item_type)),
+        )
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(orc_arrow_type(f.type)) for f in t])
+    return t
+
+
+def to_orc_table(table: pa.Table) -> pa.Table:
+    """``table`` with every column in the Arrow type its ORC column holds."""
+    target = pa.schema([f.with_type(orc_arrow_type(f.type)) for f in table.schema])
+    return table if target.equals(table.schema) else table.cast(target)
+
+
+def from_orc_table(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Undo :func:`to_orc_table` for the columns of ``schema`` (the writing schema) read."""
+    columns = []
+    changed = False
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        index = schema.get_field_index(name)
+        wanted = schema.field(index).type if index >= 0 else column.type
+        if column.type != wanted and column.type == orc_arrow_type(wanted):
+            column = column.cast(wanted)
+            changed = True
+        columns.append(column)
+    return pa.Table.from_arrays(columns, names=table.column_names) if changed else table
 
 
 # --- Avro data files ------------------------------------------------------------------------
@@ -131,9 +175,7 @@ def avro_type(t: DataType, name: str) -> Any:
         base = {
             "type": "record",
             "name": name,
-            "fields": [
-                avro_field(f.name, f.type, f"{name}_{f.name}") for f in t.fields
-            ],
+            "fields": [avro_field(f.name, f.type, f"{name}_{f.name}") for f in t.fields],
         }
     else:
         raise UnsupportedOptionError(f"type {t} cannot be written to an avro data file")
@@ -172,13 +214,13 @@ def _encode_avro(table: pa.Table, fields: list[DataField], compression: str) -> 
 
 
 def _decode_avro(data: bytes, schema: pa.Schema) -> pa.Table:
-    rows = list(fastavro.reader(io.BytesIO(data)))
+    rows = [cast(dict[str, Any], r) for r in fastavro.reader(io.BytesIO(data))]
     columns = []
     for field in schema:
         values = [r.get(field.name) for r in rows]
         if pa.types.is_map(field.type):
             values = [None if v is None else list(v.items()) for v in values]
         if pa.types.is_timestamp(field.type) and field.type.tz is None:
-            values = [v.replace(tzinfo=None) if hasattr(v, "tzinfo") else v for v in values]
+            values = [v if v is None else v.replace(tzinfo=None) for v in values]
         columns.append(pa.array(values, type=field.type))
     return pa.Table.from_arrays(columns, schema=schema)

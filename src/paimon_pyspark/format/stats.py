@@ -53,9 +53,7 @@ def truncate_max(s: str, length: int) -> str | None:
 def _orderable(t: DataType) -> bool:
     if isinstance(t, ArrayType | MapType | MultisetType | RowType):
         return False
-    if isinstance(t, TimestampType | TimeType) and t.precision > 6:
-        return False
-    return True
+    return not (isinstance(t, TimestampType | TimeType) and t.precision > 6)
 
 
 def column_min_max(column: pa.ChunkedArray | pa.Array, t: DataType) -> tuple[Any, Any]:
@@ -85,7 +83,7 @@ class StatsCollector:
     def update(self, table: pa.Table) -> None:
         if self.mode == "none" or table.num_rows == 0:
             return
-        for i, (f, t) in enumerate(zip(self.fields, self.types)):
+        for i, (f, t) in enumerate(zip(self.fields, self.types, strict=False)):
             column = table.column(f.name)
             nulls = column.null_count
             self.nulls[i] += nulls
@@ -107,7 +105,7 @@ class StatsCollector:
         mins = list(self.mins)
         maxs = list(self.maxs)
         if self.truncate is not None:
-            for i, (lo, hi) in enumerate(zip(mins, maxs)):
+            for i, (lo, hi) in enumerate(zip(mins, maxs, strict=False)):
                 if isinstance(lo, str) and isinstance(hi, str):
                     mins[i] = truncate_min(lo, self.truncate)
                     maxs[i] = truncate_max(hi, self.truncate)

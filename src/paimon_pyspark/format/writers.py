@@ -15,7 +15,7 @@ import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
 from paimon_pyspark.errors import UnsupportedOptionError
-from paimon_pyspark.format.files import write_file
+from paimon_pyspark.format.files import to_orc_table, write_file
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.types.data_types import DataField
 
@@ -76,7 +76,7 @@ class FormatWriter:
     def bytes_written(self) -> int:
         if self._out is not None:
             return int(self._out.tell())
-        return sum(t.nbytes for t in self._pending) // 4
+        return int(sum(t.nbytes for t in self._pending)) // 4
 
     def close(self) -> int:
         """Finish the file; returns its size in bytes."""

@@ -7,6 +7,7 @@ a snapshot file appears whole or not at all, and never replaces one another writ
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from typing import BinaryIO, cast
@@ -113,10 +114,8 @@ class FileIO:
                 self.fs.delete_file(tmp)
 
     def delete_quietly(self, path: str) -> None:
-        try:
+        with contextlib.suppress(FileNotFoundError, OSError):
             self.fs.delete_file(path)
-        except (FileNotFoundError, OSError):
-            pass
 
     def delete_dir(self, path: str) -> None:
         if self.exists(path):

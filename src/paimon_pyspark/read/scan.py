@@ -93,7 +93,7 @@ class TableScan:
         partition_ok: dict[bytes, bool] = {}
         out = []
         for e in merged:
-            if e.kind != 0 or e.bucket < 0 and e.bucket == -2:
+            if e.kind != 0 or (e.bucket < 0 and e.bucket == -2):
                 continue
             ok = partition_ok.get(e.partition)
             if ok is None:
@@ -119,7 +119,9 @@ class TableScan:
         if self.partition_predicate is None:
             return True
         values = deserialize_with_arity(partition, self.table.partition_types)
-        return self.partition_predicate.test_values(dict(zip(self.table.partition_keys, values)))
+        return self.partition_predicate.test_values(
+            dict(zip(self.table.partition_keys, values, strict=False))
+        )
 
     def _keep_file(self, f: DataFileMeta) -> bool:
         if self.predicate is None:
@@ -162,13 +164,14 @@ class TableScan:
         try:
             mins = deserialize_with_arity(min_bytes, nullable)
             maxs = deserialize_with_arity(max_bytes, nullable)
-        except Exception:  # noqa: BLE001 - unreadable stats only cost pruning, never rows
+        except Exception:
             return {}
         counts = list(null_counts) if null_counts else [None] * len(names)
         if len(mins) != len(names) or len(counts) != len(names):
             return {}
         return {
-            n: FieldStats(lo, hi, c) for n, lo, hi, c in zip(names, mins, maxs, counts)
+            n: FieldStats(lo, hi, c)
+            for n, lo, hi, c in zip(names, mins, maxs, counts, strict=False)
         }
 
     def _pack(self, snapshot_id: int, entries: list[ManifestEntry]) -> list[DataSplit]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 
@@ -302,7 +302,12 @@ class IndexManifestEntry:
         dv = None
         if f.dv_ranges is not None:
             dv = [
-                {"f0": r.data_file_name, "f1": r.offset, "f2": r.length, "_CARDINALITY": r.cardinality}
+                {
+                    "f0": r.data_file_name,
+                    "f1": r.offset,
+                    "f2": r.length,
+                    "_CARDINALITY": r.cardinality,
+                }
                 for r in f.dv_ranges
             ]
         gi = None
@@ -393,7 +398,7 @@ def encode(schema: dict[str, Any], records: Iterable[dict[str, Any]], codec: str
 
 def decode(data: bytes, where: str) -> list[dict[str, Any]]:
     try:
-        return list(fastavro.reader(io.BytesIO(data)))
+        return [cast(dict[str, Any], r) for r in fastavro.reader(io.BytesIO(data))]
     except Exception as e:  # fastavro raises many kinds on corrupt input
         raise CorruptTableError(f"Avro file {where} is corrupt: {e}") from e
 

@@ -16,6 +16,7 @@ from paimon_pyspark import options as opts
 from paimon_pyspark.commit.file_store_commit import CommitSettings, FileStoreCommit
 from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.fs.file_io import FileIO
+from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.table.managers import SchemaManager, SnapshotManager
 from paimon_pyspark.table.manifest_io import ManifestIO
@@ -23,7 +24,6 @@ from paimon_pyspark.table.paths import partition_path, partition_value_string
 from paimon_pyspark.types.arrow import to_arrow_schema
 from paimon_pyspark.types.data_types import DataField, DataType
 from paimon_pyspark.write.write_builder import BatchWriteBuilder
-from paimon_pyspark.read.read_builder import ReadBuilder
 
 BUCKET_UNAWARE = "BUCKET_UNAWARE"
 HASH_FIXED = "HASH_FIXED"
@@ -100,7 +100,7 @@ class FileStoreTable:
         default = self.options.partition_default_name
         texts = [
             partition_value_string(v, t, legacy, default)
-            for v, t in zip(values, self.partition_types)
+            for v, t in zip(values, self.partition_types, strict=False)
         ]
         return partition_path(self.partition_keys, texts)
 

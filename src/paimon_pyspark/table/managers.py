@@ -6,6 +6,7 @@ LATEST and EARLIEST are hints only, verified against the snapshot directory befo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -113,10 +114,9 @@ class SnapshotManager:
         )
 
     def write_latest_hint(self, snapshot_id: int) -> None:
-        try:
+        # A hint only: readers verify it and fall back to listing the directory.
+        with contextlib.suppress(OSError):
             self.file_io.overwrite_hint(os.path.join(self.snapshot_dir, "LATEST"), str(snapshot_id))
-        except OSError:
-            pass  # a hint: readers verify it and fall back to listing
 
 
 def _read_snapshot(file_io: FileIO, path: str) -> Snapshot:

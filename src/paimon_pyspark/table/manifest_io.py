@@ -102,7 +102,9 @@ class ManifestIO:
             metas.append(self._meta(name, len(data), part, schema_id))
         return metas
 
-    def write_manifest_list(self, metas: Iterable[ManifestFileMeta], pf: PathFactory) -> tuple[str, int]:
+    def write_manifest_list(
+        self, metas: Iterable[ManifestFileMeta], pf: PathFactory
+    ) -> tuple[str, int]:
         name = pf.new_manifest_list()
         data = mf.encode_manifest_list(metas, self.codec)
         self._write(name, data)

@@ -14,7 +14,7 @@ from typing import Any
 
 from paimon_pyspark.types.data_types import AtomicType, DataType, TimestampType
 
-_ESCAPED = set('"#%\'*/:=?\\{}[]^')
+_ESCAPED = set("\"#%'*/:=?\\{}[]^")
 
 
 def escape_path_name(text: str) -> str:
@@ -71,7 +71,9 @@ def _java_local_date_time(value: dt.datetime) -> str:
 
 def partition_path(names: list[str], values: list[str]) -> str:
     """``k1=v1/k2=v2`` (escaped); empty for an unpartitioned table."""
-    return "/".join(f"{escape_path_name(k)}={escape_path_name(v)}" for k, v in zip(names, values))
+    return "/".join(
+        f"{escape_path_name(k)}={escape_path_name(v)}" for k, v in zip(names, values, strict=False)
+    )
 
 
 def bucket_dir(bucket: int) -> str:

@@ -8,6 +8,8 @@ Parquet and ORC encoding release the GIL.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -92,9 +94,7 @@ class TableWrite:
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush every writer and describe the new files; the write can then be closed."""
         try:
-            futures = {
-                key: self._submit(key, w.prepare_commit) for key, w in self._writers.items()
-            }
+            futures = {key: self._submit(key, w.prepare_commit) for key, w in self._writers.items()}
             messages = []
             for (partition, bucket), fut in futures.items():
                 files = fut.result()
@@ -113,10 +113,8 @@ class TableWrite:
     def abort(self) -> None:
         """Delete every file written and not yet handed out in a commit message."""
         for fut in self._pending.values():
-            try:
+            with contextlib.suppress(Exception):
                 fut.result()
-            except Exception:  # noqa: BLE001 - the file is removed below either way
-                pass
         for w in self._writers.values():
             w.abort()
         self._writers = {}
@@ -201,7 +199,7 @@ class TableWrite:
             arranged = data.take(pa.array(order))
             starts = np.flatnonzero(np.diff(codes[order])) + 1
             bounds = [0, *starts.tolist(), n]
-        for start, end in zip(bounds[:-1], bounds[1:]):
+        for start, end in itertools.pairwise(bounds):
             rows = arranged.slice(start, end - start)
             values = [rows.column(k)[0].as_py() for k in keys]
             bucket = 0 if buckets is None else int(buckets[order[start]])
