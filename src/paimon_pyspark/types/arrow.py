@@ -24,6 +24,7 @@ from paimon_pyspark.types.data_types import (
     RowType,
     TimestampType,
     TimeType,
+    VectorType,
 )
 
 FIELD_ID_KEY = b"PARQUET:field_id"
@@ -50,8 +51,10 @@ def timestamp_unit(precision: int) -> str:
 
 def to_arrow_type(t: DataType) -> pa.DataType:
     """The Arrow type that holds values of Paimon type ``t``."""
-    if isinstance(t, AtomicType):
+    if isinstance(t, AtomicType) and t.name in _ATOMIC_TO_ARROW:
         return _ATOMIC_TO_ARROW[t.name]
+    if isinstance(t, VectorType):
+        return pa.list_(to_arrow_field_for_element("element", t.element), t.length)
     if isinstance(t, CharType):
         return pa.string()
     if isinstance(t, BinaryType):

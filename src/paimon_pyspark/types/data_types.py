@@ -172,6 +172,28 @@ class MapType(DataType):
 
 
 @dataclass(frozen=True)
+class VectorType(DataType):
+    """VECTOR<T, n>: a fixed-length array, used by Paimon's vector indexes."""
+
+    element: DataType = field(default_factory=lambda: AtomicType("FLOAT"))
+    length: int = 1
+
+    @property
+    def root(self) -> str:
+        return "VECTOR"
+
+    def sql(self) -> str:
+        return f"VECTOR<{self.element}, {self.length}>"
+
+    def to_json(self) -> Any:
+        return {
+            "type": "VECTOR" + _nn(self),
+            "element": self.element.to_json(),
+            "length": self.length,
+        }
+
+
+@dataclass(frozen=True)
 class DataField:
     """A named, id-carrying field of a row type (Java's DataField)."""
 
@@ -233,47 +255,58 @@ def _nn(t: DataType) -> str:
 # --- constructors, in the spirit of Java's DataTypes ---------------------------------------
 
 
-def BOOLEAN() -> AtomicType:  # noqa: N802 - Java's DataTypes names
+def BOOLEAN() -> AtomicType:
     return AtomicType("BOOLEAN")
 
 
-def TINYINT() -> AtomicType:  # noqa: N802
+def TINYINT() -> AtomicType:
     return AtomicType("TINYINT")
 
 
-def SMALLINT() -> AtomicType:  # noqa: N802
+def SMALLINT() -> AtomicType:
     return AtomicType("SMALLINT")
 
 
-def INT() -> AtomicType:  # noqa: N802
+def INT() -> AtomicType:
     return AtomicType("INT")
 
 
-def BIGINT() -> AtomicType:  # noqa: N802
+def BIGINT() -> AtomicType:
     return AtomicType("BIGINT")
 
 
-def FLOAT() -> AtomicType:  # noqa: N802
+def FLOAT() -> AtomicType:
     return AtomicType("FLOAT")
 
 
-def DOUBLE() -> AtomicType:  # noqa: N802
+def DOUBLE() -> AtomicType:
     return AtomicType("DOUBLE")
 
 
-def DATE() -> AtomicType:  # noqa: N802
+def DATE() -> AtomicType:
     return AtomicType("DATE")
 
 
-def STRING() -> CharType:  # noqa: N802
+def STRING() -> CharType:
     return CharType(MAX_LENGTH, True)
 
 
-def BYTES() -> BinaryType:  # noqa: N802
+def BYTES() -> BinaryType:
     return BinaryType(MAX_LENGTH, True)
 
 
-_ATOMIC_NAMES = {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DATE"}
+_ATOMIC_NAMES = {
+    "BOOLEAN",
+    "TINYINT",
+    "SMALLINT",
+    "INT",
+    "BIGINT",
+    "FLOAT",
+    "DOUBLE",
+    "DATE",
+    "VARIANT",
+    "BLOB",
+}
 _ALIASES = {"INTEGER": "INT", "BOOL": "BOOLEAN"}
 _SQL_RE = re.compile(
     r"^(?P<name>[A-Z_]+(?: [A-Z]+)*?)\s*(?:\((?P<args>[^)]*)\))?"
@@ -294,6 +327,10 @@ def parse_type_json(obj: Any) -> DataType:
         if kind == "MAP":
             return MapType(
                 parse_type_json(obj["key"]), parse_type_json(obj["value"]), nullable=nullable
+            )
+        if kind == "VECTOR":
+            return VectorType(
+                parse_type_json(obj["element"]), int(obj["length"]), nullable=nullable
             )
         if kind == "ROW":
             fields = tuple(DataField.from_json(f) for f in obj["fields"])
