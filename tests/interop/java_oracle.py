@@ -161,6 +161,21 @@ class JavaOracle:
         rows = [[_from_wire(v, t) for v, t in zip(r, types, strict=True)] for r in out["rows"]]
         return JavaRead(out["fields"], rows, types)
 
+    def plan_files(
+        self,
+        warehouse: str | os.PathLike[str],
+        db: str,
+        table: str,
+        field: str,
+        op: str,
+        literal: Any = None,
+    ) -> list[str]:
+        """Data files Java's scan keeps for one filter (equal, greaterOrEqual, lessThan, isNull)."""
+        names: list[str] = json.loads(
+            self._java.planFiles(_wh(warehouse), db, table, field, op, json.dumps(to_wire(literal)))
+        )
+        return sorted(names)
+
     def latest_snapshot_id(
         self, warehouse: str | os.PathLike[str], db: str, table: str
     ) -> int | None:

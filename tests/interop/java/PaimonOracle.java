@@ -123,6 +123,51 @@ public final class PaimonOracle {
         }
     }
 
+    /**
+     * Names of the data files Java's scan keeps for a one-leaf filter ({@code op} is equal,
+     * greaterOrEqual, lessThan or isNull): shows that Java can decode our value stats and prune
+     * with them.
+     */
+    public static String planFiles(
+            String warehouse, String db, String name, String field, String op, String literalJson)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            Table table = table(catalog, db, name);
+            RowType rowType = table.rowType();
+            int index = rowType.getFieldIndex(field);
+            DataType type = rowType.getTypeAt(index);
+            org.apache.paimon.predicate.PredicateBuilder pb =
+                    new org.apache.paimon.predicate.PredicateBuilder(rowType);
+            Object literal = decodeValue(MAPPER.readTree(literalJson), type);
+            org.apache.paimon.predicate.Predicate predicate;
+            switch (op) {
+                case "equal":
+                    predicate = pb.equal(index, literal);
+                    break;
+                case "greaterOrEqual":
+                    predicate = pb.greaterOrEqual(index, literal);
+                    break;
+                case "lessThan":
+                    predicate = pb.lessThan(index, literal);
+                    break;
+                case "isNull":
+                    predicate = pb.isNull(index);
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown op " + op);
+            }
+            ArrayNode out = MAPPER.createArrayNode();
+            for (org.apache.paimon.table.source.Split split :
+                    table.newReadBuilder().withFilter(predicate).newScan().plan().splits()) {
+                for (org.apache.paimon.io.DataFileMeta f :
+                        ((org.apache.paimon.table.source.DataSplit) split).dataFiles()) {
+                    out.add(f.fileName());
+                }
+            }
+            return MAPPER.writeValueAsString(out);
+        }
+    }
+
     /** Latest snapshot id, or -1 when the table has no snapshot yet. */
     public static long latestSnapshotId(String warehouse, String db, String name)
             throws Exception {
