@@ -1,0 +1,1 @@
+"""Bucket assignment, one strategy per bucket mode (fixed, dynamic, cross-partition, postpone)."""
