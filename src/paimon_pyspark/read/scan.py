@@ -113,7 +113,9 @@ class TableScan:
             self.table.partition_keys,
             self.table.partition_types,
         )
-        return self.partition_predicate.test_stats(stats, meta.num_added_files)
+        return self.partition_predicate.test_stats(
+            stats, meta.num_added_files + meta.num_deleted_files
+        )
 
     def _keep_partition(self, partition: bytes) -> bool:
         if self.partition_predicate is None:

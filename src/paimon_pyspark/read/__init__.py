@@ -1,0 +1,1 @@
+"""Reading tables: scan planning, splits, predicates and merge-on-read."""
