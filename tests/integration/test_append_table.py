@@ -130,13 +130,10 @@ def test_files_roll_at_target_file_size(catalog: FileSystemCatalog) -> None:
     table = catalog.get_table("db.t")
     data = pa.table({"id": range(200_000), "s": [f"{i:032x}" for i in range(200_000)]})
     builder = table.new_batch_write_builder()
-    write = builder.new_write()
-    for batch in data.to_batches(max_chunksize=20_000):
-        write.write_arrow_batch(batch)
-        write._flush_full_writers()
-        for w in write._writers.values():
-            w.flush()
-    messages = write.prepare_commit()
+    with builder.new_write() as write:
+        for batch in data.to_batches(max_chunksize=20_000):
+            write.write_arrow_batch(batch)
+        messages = write.prepare_commit()
     builder.new_commit().commit(messages)
     files = [f for m in messages for f in m.new_files]
     assert len(files) > 1

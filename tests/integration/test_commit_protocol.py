@@ -112,8 +112,10 @@ def test_aborted_write_leaves_no_files(catalog: FileSystemCatalog) -> None:
     table = catalog.get_table("db.t")
     write = table.new_batch_write_builder().new_write()
     write.write_arrow(pa.table({"id": list(range(1000)), "dt": ["a", "b"] * 500}))
-    for w in write._writers.values():
-        w.flush()
+    for key, w in write._writers.items():
+        write._submit(key, w.flush).result()
+    written = [f for _, _, files in os.walk(table.path) for f in files if f.startswith("data-")]
+    assert len(written) == 2
     write.close()
     leftovers = [f for _, _, files in os.walk(table.path) for f in files if f.startswith("data-")]
     assert leftovers == []

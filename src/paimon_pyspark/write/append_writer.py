@@ -77,19 +77,26 @@ class AppendWriter:
             self._buffered_bytes += table.nbytes
 
     def flush(self) -> None:
-        """Write the buffered rows into the current file, rolling it when it is big enough."""
+        """Write the buffered rows into the current file in pieces of about ``flush_bytes``,
+        rolling to a new file whenever the current one reaches ``target-file-size``."""
         if not self._buffer:
             return
         chunk = pa.concat_tables(self._buffer) if len(self._buffer) > 1 else self._buffer[0]
         self._buffer = []
         self._buffered_bytes = 0
+        pieces = max(1, -(-chunk.nbytes // self.s.flush_bytes))
+        step = -(-chunk.num_rows // pieces)
+        for start in range(0, chunk.num_rows, step):
+            self._write_piece(chunk.slice(start, step))
+
+    def _write_piece(self, piece: pa.Table) -> None:
         if self._file is None:
             self._open()
         assert self._file is not None and self._stats is not None
-        self._file.write(chunk)
-        self._stats.update(chunk)
-        self._file_rows += chunk.num_rows
-        self.next_seq += chunk.num_rows
+        self._file.write(piece)
+        self._stats.update(piece)
+        self._file_rows += piece.num_rows
+        self.next_seq += piece.num_rows
         if self._file.bytes_written >= self.s.target_file_size:
             self._close_file()
 

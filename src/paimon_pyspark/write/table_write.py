@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from paimon_pyspark.table.file_store_table import FileStoreTable
 
 _FLUSH_BYTES = 64 * 1024 * 1024
+
+Indices = npt.NDArray[np.intp]
 _WRITE_THREADS = 2
 
 
@@ -65,7 +69,7 @@ class TableWrite:
             target_file_size=o.target_file_size(primary_key=False),
             stats_mode=o.stats_mode,
             file_prefix=o.data_file_prefix,
-            flush_bytes=_FLUSH_BYTES,
+            flush_bytes=min(_FLUSH_BYTES, o.target_file_size(primary_key=False)),
         )
         self.path_factory = PathFactory(table.path)
         self._writers: dict[tuple[bytes, int], AppendWriter] = {}
@@ -81,9 +85,9 @@ class TableWrite:
         data = self._align(table)
         if data.num_rows == 0:
             return
-        for (partition, values, bucket), part in self._split(data):
-            self._writer(partition, values, bucket).write(part)
-        self._flush_full_writers()
+        for partition, values, bucket, indices in self._route(data):
+            writer = self._writer(partition, values, bucket)
+            self._submit((partition, bucket), partial(self._write_rows, writer, data, indices))
 
     def write_arrow_batch(self, batch: pa.RecordBatch) -> None:
         self.write_arrow(pa.Table.from_batches([batch]))
@@ -169,41 +173,53 @@ class TableWrite:
 
     # --- routing -------------------------------------------------------------------------------
 
-    def _split(self, data: pa.Table) -> Iterable[tuple[tuple[bytes, list[Any], int], pa.Table]]:
-        """Yield ((partition bytes, partition values, bucket), rows) groups of ``data``."""
+    def _route(self, data: pa.Table) -> Iterator[tuple[bytes, list[Any], int, Indices | None]]:
+        """Yield (partition bytes, partition values, bucket, row indices) per group of ``data``.
+
+        Partition columns are dictionary-encoded and combined with the bucket into one code per
+        row; a stable argsort of the codes (a radix sort when they fit 16 bits) groups the rows.
+        Indices are None when every row belongs to one group.
+        """
         keys = self.table.partition_keys
         types = self.table.partition_types
         buckets = None
         if self.assigner is not None:
             buckets = self.assigner.assign([data.column(k) for k in self.table.bucket_keys])
         if not keys and buckets is None:
-            yield (serialize_with_arity([], []), [], 0), data
+            yield serialize_with_arity([], []), [], 0, None
             return
-        codes = np.zeros(data.num_rows, dtype=np.int64)
-        dictionaries = []
+        n = data.num_rows
+        codes = np.zeros(n, dtype=np.int64)
+        radix = 1
         for k in keys:
             encoded = pc.dictionary_encode(data.column(k).combine_chunks(), null_encoding="encode")
-            dictionaries.append(encoded.dictionary)
-            codes = codes * (len(encoded.dictionary) + 1) + encoded.indices.to_numpy(
-                zero_copy_only=False
-            )
+            cardinality = len(encoded.dictionary)
+            codes = codes * cardinality + encoded.indices.to_numpy(zero_copy_only=False)
+            radix *= cardinality
         if buckets is not None:
             codes = codes * self.num_buckets + buckets
-        n = data.num_rows
-        if np.all(codes == codes[0]):
-            order = np.arange(n)
-            arranged = data
-            bounds = [0, n]
+            radix *= self.num_buckets
+        if radix <= 1 << 16:
+            codes = codes.astype(np.uint16)
+        if (codes == codes[0]).all():
+            groups: list[Indices | None] = [None]
+            firsts = [0]
         else:
             order = np.argsort(codes, kind="stable")
-            arranged = data.take(pa.array(order))
             starts = np.flatnonzero(np.diff(codes[order])) + 1
             bounds = [0, *starts.tolist(), n]
-        for start, end in itertools.pairwise(bounds):
-            rows = arranged.slice(start, end - start)
-            values = [rows.column(k)[0].as_py() for k in keys]
-            bucket = 0 if buckets is None else int(buckets[order[start]])
-            yield (serialize_with_arity(values, types), values, bucket), rows
+            groups = [order[lo:hi] for lo, hi in itertools.pairwise(bounds)]
+            firsts = [int(order[lo]) for lo in bounds[:-1]]
+        for indices, first in zip(groups, firsts, strict=True):
+            values = [data.column(k)[first].as_py() for k in keys]
+            bucket = 0 if buckets is None else int(buckets[first])
+            yield serialize_with_arity(values, types), values, bucket, indices
+
+    def _write_rows(self, writer: AppendWriter, data: pa.Table, indices: Indices | None) -> None:
+        """Runs on the pool: gather one group's rows and flush them once enough are buffered."""
+        writer.write(data if indices is None else data.take(pa.array(indices)))
+        if writer.buffered_bytes >= self.settings.flush_bytes:
+            writer.flush()
 
     def _writer(self, partition: bytes, values: list[Any], bucket: int) -> AppendWriter:
         key = (partition, bucket)
@@ -252,8 +268,3 @@ class TableWrite:
         fut: Future[Any] = self._pool.submit(fn)
         self._pending[key] = fut
         return fut
-
-    def _flush_full_writers(self) -> None:
-        for key, w in self._writers.items():
-            if w.buffered_bytes >= self.settings.flush_bytes:
-                self._submit(key, w.flush)
