@@ -54,7 +54,6 @@ ZSTD_LEVEL = 1  # Paimon's default file.compression.zstd-level
 TARGET_WRITE_VS_RAW = 0.8
 TARGET_READ_VS_RAW = 0.8
 PYPAIMON_WRITE_VS_RAW_REFERENCE = 0.35
-PYPAIMON_REFERENCE_TOLERANCE = 0.10
 
 
 # --- data ---------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from paimon_pyspark.types.data_types import (
     DataType,
     DecimalType,
     MapType,
+    MultisetType,
     RowType,
     TimestampType,
     TimeType,
@@ -114,9 +115,58 @@ def orc_arrow_type(t: pa.DataType) -> pa.DataType:
 
 
 def to_orc_table(table: pa.Table) -> pa.Table:
-    """``table`` with every column in the Arrow type its ORC column holds."""
+    """``table`` with every column in the Arrow type its ORC column holds, nulls pushed down."""
     target = pa.schema([f.with_type(orc_arrow_type(f.type)) for f in table.schema])
-    return table if target.equals(table.schema) else table.cast(target)
+    if not target.equals(table.schema):
+        table = table.cast(target)
+    if not any(_has_struct(f.type) for f in target):
+        return table
+    columns = [
+        pa.chunked_array([_push_down_nulls(c) for c in col.chunks], type=col.type)
+        if _has_struct(col.type)
+        else col
+        for col in table.columns
+    ]
+    return pa.Table.from_arrays(columns, schema=table.schema)
+
+
+def _has_struct(t: pa.DataType) -> bool:
+    if pa.types.is_struct(t):
+        return True
+    if pa.types.is_list(t):
+        return _has_struct(t.value_type)
+    if pa.types.is_map(t):
+        return _has_struct(t.key_type) or _has_struct(t.item_type)
+    return False
+
+
+def _push_down_nulls(arr: pa.Array) -> pa.Array:
+    """``arr`` with every struct child null wherever the struct is null.
+
+    pyarrow's ORC writer writes a struct child's values by the child's own validity, while ORC
+    readers take them only where the parent is present: a valid child under a null struct (what
+    ``take`` leaves behind) shifts all later values of that child in the file.
+    """
+    t = arr.type
+    if pa.types.is_struct(t):
+        children = [_push_down_nulls(c) for c in arr.flatten()]  # flatten merges parent nulls
+        return pa.StructArray.from_arrays(children, fields=list(t), mask=arr.is_null())
+    if pa.types.is_map(t):
+        return pa.MapArray.from_arrays(
+            arr.offsets,
+            _push_down_nulls(arr.keys),
+            _push_down_nulls(arr.items),
+            type=t,
+            mask=arr.is_null() if arr.null_count else None,
+        )
+    if pa.types.is_list(t):
+        return pa.ListArray.from_arrays(
+            arr.offsets,
+            _push_down_nulls(arr.values),
+            type=t,
+            mask=arr.is_null() if arr.null_count else None,
+        )
+    return arr
 
 
 def from_orc_table(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -171,6 +221,23 @@ def avro_type(t: DataType, name: str) -> Any:
         base = {"type": "array", "items": avro_type(t.element, name)}
     elif isinstance(t, MapType) and isinstance(t.key, CharType):
         base = {"type": "map", "values": avro_type(t.value, name)}
+    elif isinstance(t, MapType):
+        # Java: a map with a non-string key is an array of key/value records.
+        base = {
+            "type": "array",
+            "logicalType": "map",
+            "items": {
+                "type": "record",
+                "name": name,
+                "fields": [
+                    avro_field("key", t.key, f"{name}_key"),
+                    avro_field("value", t.value, f"{name}_value"),
+                ],
+            },
+        }
+    elif isinstance(t, MultisetType) and isinstance(t.element, CharType):
+        # Java writes a multiset's counts as nullable ints.
+        base = {"type": "map", "values": ["null", "int"]}
     elif isinstance(t, RowType):
         base = {
             "type": "record",
@@ -203,11 +270,10 @@ def _encode_avro(table: pa.Table, fields: list[DataField], compression: str) -> 
         compression, compression
     )
     rows = table.to_pylist()
+    nested = [f for f in fields if _has_map(f.type)]
     for row in rows:
-        for f in fields:
-            if isinstance(f.type, MapType):
-                v = row[f.name]
-                row[f.name] = None if v is None else dict(v)
+        for f in nested:
+            row[f.name] = _to_avro_value(row[f.name], f.type)
     buf = io.BytesIO()
     fastavro.writer(buf, fastavro.parse_schema(_avro_schema(fields)), rows, codec=codec)
     return buf.getvalue()
@@ -218,9 +284,67 @@ def _decode_avro(data: bytes, schema: pa.Schema) -> pa.Table:
     columns = []
     for field in schema:
         values = [r.get(field.name) for r in rows]
-        if pa.types.is_map(field.type):
-            values = [None if v is None else list(v.items()) for v in values]
-        if pa.types.is_timestamp(field.type) and field.type.tz is None:
-            values = [v if v is None else v.replace(tzinfo=None) for v in values]
+        if _needs_conversion(field.type):
+            values = [_from_avro_value(v, field.type) for v in values]
         columns.append(pa.array(values, type=field.type))
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _has_map(t: DataType) -> bool:
+    if isinstance(t, MapType | MultisetType):
+        return True
+    if isinstance(t, ArrayType):
+        return _has_map(t.element)
+    if isinstance(t, RowType):
+        return any(_has_map(f.type) for f in t.fields)
+    return False
+
+
+def _to_avro_value(v: Any, t: DataType) -> Any:
+    """A ``to_pylist`` value of type ``t`` (maps are lists of pairs) as fastavro writes it."""
+    if v is None:
+        return None
+    if isinstance(t, MultisetType):
+        return dict(v)
+    if isinstance(t, MapType):
+        if isinstance(t.key, CharType):
+            return {k: _to_avro_value(x, t.value) for k, x in v}
+        return [
+            {"key": _to_avro_value(k, t.key), "value": _to_avro_value(x, t.value)} for k, x in v
+        ]
+    if isinstance(t, ArrayType):
+        return [_to_avro_value(x, t.element) for x in v] if _has_map(t.element) else v
+    if isinstance(t, RowType):
+        return {f.name: _to_avro_value(v[f.name], f.type) for f in t.fields}
+    return v
+
+
+def _needs_conversion(t: pa.DataType) -> bool:
+    if pa.types.is_map(t):
+        return True
+    if pa.types.is_timestamp(t):
+        return t.tz is None
+    if pa.types.is_list(t):
+        return _needs_conversion(t.value_type)
+    if pa.types.is_struct(t):
+        return any(_needs_conversion(f.type) for f in t)
+    return False
+
+
+def _from_avro_value(v: Any, t: pa.DataType) -> Any:
+    """A fastavro value as ``pa.array`` takes it for Arrow type ``t``."""
+    if v is None:
+        return None
+    if pa.types.is_map(t):
+        pairs = v.items() if isinstance(v, dict) else ((e["key"], e["value"]) for e in v)
+        return [
+            (_from_avro_value(k, t.key_type), _from_avro_value(x, t.item_type)) for k, x in pairs
+        ]
+    if pa.types.is_timestamp(t):
+        # fastavro gives UTC-aware datetimes for timestamp-*; the column holds wall-clock time.
+        return v.replace(tzinfo=None) if t.tz is None else v
+    if pa.types.is_list(t):
+        return [_from_avro_value(x, t.value_type) for x in v]
+    if pa.types.is_struct(t):
+        return {f.name: _from_avro_value(v.get(f.name), f.type) for f in t}
+    return v

@@ -68,7 +68,7 @@ class FormatWriter:
             self._writer.write_table(table, row_group_size=1024 * 1024)
         elif self.fmt == "orc":
             # pyarrow's ORC writer misplaces struct children of sliced arrays: write copies.
-            self._writer.write(table.take(pa.array(np.arange(table.num_rows))))
+            self._writer.write(to_orc_table(table.take(pa.array(np.arange(table.num_rows)))))
         else:
             self._pending.append(table)
 
