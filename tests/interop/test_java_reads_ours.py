@@ -213,19 +213,15 @@ MULTISET = Column(
     lambda i: [(f"e{j}", j + 1) for j in range(i % 3)],
 )
 
-_PARQUET_TS9 = (
-    "product bug: TIMESTAMP(7..9) is written to parquet as INT64 nanos; Java reads precision > 6 "
-    "only from INT96 (spec §6.1), so it reads every value 10^6 times too large or fails"
-)
 _ORC_PRE_EPOCH = (
     "product bug: pyarrow's ORC writer encodes a pre-1970 timestamp with a sub-millisecond part "
     "so that Java's OrcTimestampColumnVector fails (IllegalArgumentException in "
     "Timestamp.fromEpochMillis); whole-millisecond and post-1970 values are read fine"
 )
 EDGE_CASES = [
-    pytest.param("parquet", TS9, marks=pytest.mark.xfail(strict=True, reason=_PARQUET_TS9)),
+    pytest.param("parquet", TS9),
     pytest.param("orc", TS9),
-    pytest.param("parquet", LTZ9, marks=pytest.mark.xfail(strict=True, reason=_PARQUET_TS9)),
+    pytest.param("parquet", LTZ9),
     pytest.param("orc", LTZ9),
     *(
         pytest.param(fmt, column)
@@ -347,11 +343,6 @@ def test_java_reads_type_with_format_specific_encoding(
     assert_same_rows(java_oracle.read_table(tmp_path, DB, "t").rows, data)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="product bug: Java refuses TIMESTAMP(p>6) in an avro table at CREATE TABLE ('Avro "
-    "does not support TIMESTAMP type with precision: 9'); we accept it and write micros",
-)
 @pytest.mark.parametrize("column", [TS9, LTZ9], ids=lambda c: c.name)
 def test_avro_table_with_nanosecond_timestamp_is_refused_like_java(
     tmp_path: Path, column: Column

@@ -133,10 +133,6 @@ def test_we_read_every_type_java_writes_at_every_snapshot(
         assert_we_read_what_java_reads(java_oracle, tmp_path, "types", sid)
 
 
-_ORC_CHAR = (
-    "product bug: Java's ORC writer pads CHAR(n) values to n characters and its reader strips "
-    "the trailing blanks again; we return the padded text ('ab' comes back as 'ab   ')"
-)
 JAVA_EDGE_CASES = [
     *(pytest.param(fmt, col) for fmt in ("parquet", "orc") for col in (TS9, LTZ9)),
     *(
@@ -145,7 +141,7 @@ JAVA_EDGE_CASES = [
         for col in (MAP_INT_KEY, MULTISET, PRE_EPOCH_MICROS)
     ),
     pytest.param("parquet", CHAR_SHORT),
-    pytest.param("orc", CHAR_SHORT, marks=pytest.mark.xfail(strict=True, reason=_ORC_CHAR)),
+    pytest.param("orc", CHAR_SHORT),
     pytest.param("avro", CHAR_SHORT),
 ]
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
-from paimon_pyspark.errors import CorruptTableError, UnsupportedOptionError
+from paimon_pyspark.errors import CorruptTableError, UnsupportedOptionError, UnsupportedTypeError
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.types.data_types import (
     ArrayType,
@@ -181,6 +181,30 @@ def from_orc_table(table: pa.Table, schema: pa.Schema) -> pa.Table:
             changed = True
         columns.append(column)
     return pa.Table.from_arrays(columns, names=table.column_names) if changed else table
+
+
+def check_format_types(fields: list[DataField], fmt: str, table: str) -> None:
+    """Refuse, as Java does at CREATE TABLE, types the file format cannot hold exactly."""
+    if fmt != "avro":
+        return
+
+    def visit(name: str, t: DataType) -> None:
+        if isinstance(t, TimestampType) and t.precision > 6:
+            raise UnsupportedTypeError(
+                f"Table '{table}': field '{name}' is {t}, but Avro does not support TIMESTAMP "
+                f"type with precision: {t.precision} (use parquet or orc, or precision <= 6)."
+            )
+        if isinstance(t, RowType):
+            for f in t.fields:
+                visit(f"{name}.{f.name}", f.type)
+        elif isinstance(t, ArrayType | MultisetType):
+            visit(name, t.element)
+        elif isinstance(t, MapType):
+            visit(name, t.key)
+            visit(name, t.value)
+
+    for f in fields:
+        visit(f.name, f.type)
 
 
 # --- Avro data files ------------------------------------------------------------------------

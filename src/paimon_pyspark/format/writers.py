@@ -55,6 +55,9 @@ class FormatWriter:
                 compression=codec,
                 compression_level=zstd_level if codec == "zstd" else None,
                 store_decimal_as_integer=True,
+                # Java stores TIMESTAMP(7..9) as INT96 and reads precision > 6 only from it;
+                # pyarrow can only switch INT96 on for every timestamp column of the file.
+                use_deprecated_int96_timestamps=_has_nanosecond_timestamp(schema),
             )
         elif fmt == "orc":
             codec = "uncompressed" if compression == "none" else compression
@@ -105,3 +108,7 @@ class FormatWriter:
                 self._out.close()
         finally:
             self.file_io.delete_quietly(self.path)
+
+
+def _has_nanosecond_timestamp(schema: pa.Schema) -> bool:
+    return any(pa.types.is_timestamp(f.type) and f.type.unit == "ns" for f in schema)

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_pyspark.format.files import read_file
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.types.arrow import to_arrow_schema, to_arrow_type
-from paimon_pyspark.types.data_types import DataField
+from paimon_pyspark.types.data_types import CharType, DataField
 
 if TYPE_CHECKING:
     from paimon_pyspark.table.file_store_table import FileStoreTable
@@ -89,10 +90,12 @@ class TableRead:
         ]
         present = [old.name for _, old in columns if old is not None]
         fmt = f.file_name.rsplit(".", 1)[-1].lower()
+        if fmt not in ("parquet", "orc", "avro"):
+            fmt = self.table.options.file_format
         data = read_file(
             self.table.file_io,
             f"{split.bucket_path}/{f.file_name}",
-            fmt if fmt in ("parquet", "orc", "avro") else self.table.options.file_format,
+            fmt,
             present,
             to_arrow_schema(file_schema.fields),
         )
@@ -103,6 +106,9 @@ class TableRead:
                 arrays.append(pa.nulls(data.num_rows, target))
                 continue
             column = data.column(old.name)
+            if fmt == "orc" and isinstance(old.type, CharType) and not old.type.variable:
+                # Java's ORC writer pads CHAR(n) values and its reader strips the padding.
+                column = pc.utf8_rtrim(column, characters=" ")
             arrays.append(column if column.type == target else column.cast(target))
         schema = pa.schema(
             [pa.field(c.name, to_arrow_type(c.type), c.type.nullable) for c, _ in columns]

@@ -15,6 +15,7 @@ import pyarrow as pa
 from paimon_pyspark import options as opts
 from paimon_pyspark.commit.file_store_commit import CommitSettings, FileStoreCommit
 from paimon_pyspark.errors import UnsupportedOptionError
+from paimon_pyspark.format.files import check_format_types
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.spec.table_schema import TableSchema
@@ -50,6 +51,7 @@ class FileStoreTable:
         merged.update(self.dynamic_options)
         self.options = opts.CoreOptions(merged)
         opts.check_supported(merged, name)
+        check_format_types(list(schema.fields), self.options.file_format, name)
         self.snapshot_manager = SnapshotManager(file_io, path)
         self.schema_manager = SchemaManager(file_io, path)
 
