@@ -1,9 +1,9 @@
 """paimon_pyspark: Apache Paimon tables from Python, with the distributed pipeline on PySpark."""
 
 from paimon_pyspark.catalog import CatalogFactory, FileSystemCatalog
-from paimon_pyspark.commit.commit_message import CommitMessage
 from paimon_pyspark.read.predicate import Predicate, PredicateBuilder
 from paimon_pyspark.schema import Schema
+from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.table.file_store_table import FileStoreTable
 
 __all__ = [

@@ -24,9 +24,9 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from paimon_pyspark.commit.commit_message import CommitMessage
 from paimon_pyspark.errors import CommitConflictError, CommitError
 from paimon_pyspark.spec import manifest as mf
+from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.manifest import ManifestEntry
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from paimon_pyspark.table.managers import SchemaManager, SnapshotManager

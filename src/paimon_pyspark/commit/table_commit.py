@@ -10,9 +10,9 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from paimon_pyspark.commit.commit_message import CommitMessage
 from paimon_pyspark.errors import CommitError
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
+from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_pyspark.table.paths import bucket_dir
 

@@ -22,7 +22,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_pyspark.bucket.fixed import FixedBucketAssigner
-from paimon_pyspark.commit.commit_message import CommitMessage, DataIncrement
 from paimon_pyspark.errors import (
     NullViolationError,
     PaimonError,
@@ -31,6 +30,7 @@ from paimon_pyspark.errors import (
 )
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import serialize_with_arity
+from paimon_pyspark.spec.commit_message import CommitMessage, DataIncrement
 from paimon_pyspark.table.paths import PathFactory
 from paimon_pyspark.write.append_writer import AppendWriter, WriterSettings
 
