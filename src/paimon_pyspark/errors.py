@@ -28,8 +28,8 @@ class DatabaseAlreadyExistError(CatalogError):
 
 
 class TableNotExistError(CatalogError):
-    def __init__(self, identifier: str) -> None:
-        super().__init__(f"Table '{identifier}' does not exist.")
+    def __init__(self, identifier: str, hint: str = "") -> None:
+        super().__init__(f"Table '{identifier}' does not exist." + (f" {hint}" if hint else ""))
         self.identifier = identifier
 
 
@@ -77,3 +77,8 @@ class CommitConflictError(CommitError):
 
 class PredicateError(PaimonError):
     """A filter predicate refers to an unknown field or has a literal of the wrong type."""
+
+
+class CommitMessageSerdeError(PaimonError):
+    """CommitMessage bytes of an unknown version, truncated, with trailing bytes, or a message
+    that the requested serializer version cannot represent without losing a field."""

@@ -1,0 +1,153 @@
+"""The ``paimon`` Python Data Source: ``df.write.format("paimon")`` and
+``spark.read.format("paimon")``, without a JVM connector.
+
+Writes go through the same per-task function as ``paimon_pyspark.spark.write`` (WriteJob):
+each task returns its commit messages, ``commit()`` commits them once, ``abort()`` removes every
+file the job wrote. The Data Source API cannot ask Spark for a distribution, so a fixed-bucket
+table may get one bucket from several tasks; their sequence numbers are renumbered at commit so
+the bucket reads as if one writer wrote it. Reads are one input partition per split.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import StructType
+
+from paimon_pyspark.errors import CatalogError, UnsupportedOptionError
+from paimon_pyspark.read.predicate import Predicate
+from paimon_pyspark.spark.filters import to_predicate
+from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
+from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
+from paimon_pyspark.spark.tables import ensure_table, table_options
+from paimon_pyspark.spark.write import commit_or_abort
+
+
+def _locate(options: dict[str, str]) -> tuple[str, str]:
+    """(warehouse, 'db.table') from the options, or from a table path given to save/load."""
+    table = options.get("table")
+    warehouse = options.get("warehouse", "")
+    path = options.get("path")
+    if table:
+        return warehouse, table
+    if path:
+        path = path.rstrip("/")
+        db_dir, name = os.path.split(path)
+        wh, db = os.path.split(db_dir)
+        if db.endswith(".db"):
+            return warehouse or wh, f"{db[:-3]}.{name}"
+    raise CatalogError(
+        "Paimon data source: give option('table', 'db.table') with option('warehouse', ...), "
+        "or the table's path: save('<warehouse>/<db>.db/<table>')."
+    )
+
+
+class PaimonDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "paimon"
+
+    def __init__(self, options: Any) -> None:
+        super().__init__(options)
+        self.opts = {str(k).lower(): str(v) for k, v in dict(options).items()}
+        self.warehouse, self.identifier = _locate(self.opts)
+
+    def _ref(self) -> TableRef:
+        opts = table_options(self.opts)
+        snapshot = self.opts.get("snapshot-id")
+        if snapshot is not None:
+            opts["scan.snapshot-id"] = snapshot
+        return TableRef(self.warehouse, self.identifier, opts)
+
+    def schema(self) -> StructType:
+        return spark_schema(self._ref().load())
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return PaimonReader(self._ref(), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> PaimonWriter:
+        if overwrite:
+            raise UnsupportedOptionError(
+                f"Table '{self.identifier}': mode('overwrite') is not supported yet; "
+                "use mode('append')."
+            )
+        ref, _ = ensure_table(self.warehouse, self.identifier, schema, self.opts)
+        return PaimonWriter(WriteJob(ref))
+
+
+class PaimonPySparkDataSource(PaimonDataSource):
+    """The same source under a name that cannot clash with Paimon's JVM connector."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "paimon_pyspark"
+
+
+@dataclass(frozen=True)
+class PaimonCommitMessage(WriterCommitMessage):
+    payload: bytes
+
+
+class PaimonWriter(DataSourceArrowWriter):
+    def __init__(self, job: WriteJob) -> None:
+        self.job = job
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
+        return PaimonCommitMessage(self.job.write_task(iterator).to_bytes())
+
+    def commit(self, messages: Sequence[WriterCommitMessage | None]) -> None:
+        results = [
+            TaskResult.from_bytes(m.payload) for m in messages if isinstance(m, PaimonCommitMessage)
+        ]
+        commit_or_abort(self.job, results)
+
+    def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
+        self.job.abort()
+
+
+class PaimonReader(DataSourceReader):
+    def __init__(self, ref: TableRef, schema: StructType) -> None:
+        self.ref = ref
+        self.arrow_schema = spark_arrow_schema(schema)
+        self.predicate: Predicate | None = None
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
+        """Take the filters we evaluate exactly; hand back the rest for Spark to apply.
+
+        Filters on floating-point columns go back too: Spark orders NaN above every number and
+        equal to itself, which IEEE comparisons in Arrow do not.
+        """
+        table = self.ref.load()
+        builder = table.new_read_builder().new_predicate_builder()
+        accepted: list[Predicate] = []
+        for f in filters:
+            predicate = to_predicate(f, builder, table)
+            if predicate is None:
+                yield f
+            else:
+                accepted.append(predicate)
+        if accepted:
+            self.predicate = accepted[0] if len(accepted) == 1 else builder.and_(*accepted)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        rb = self.ref.load().new_read_builder().with_filter(self.predicate)
+        return [InputPartition(split) for split in rb.new_scan().plan().splits()]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        rb = self.ref.load().new_read_builder().with_filter(self.predicate)
+        reader = rb.new_read().to_arrow_batch_reader([partition.value])
+        target = self.arrow_schema
+        for batch in reader:
+            columns = [batch.column(i).cast(target.field(i).type) for i in range(batch.num_columns)]
+            yield pa.RecordBatch.from_arrays(columns, schema=target)

@@ -1,0 +1,162 @@
+"""A distributed write job: executors write files and return commit messages, the driver
+commits them once.
+
+Both Spark doors use it: ``paimon_pyspark.spark.write`` (mapInArrow + collect) and the Python
+Data Source (``df.write.format("paimon")``). Every task records the files it produced in a
+staging record under ``<table>/.paimon-staging/<commit user>/`` before returning; the driver
+commits the messages of the attempts Spark kept and then deletes the files of every other record
+(failed jobs, retried or speculative attempts), so no job leaves orphan files behind.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+import pyarrow as pa
+
+from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
+from paimon_pyspark.errors import PaimonError
+from paimon_pyspark.spec.commit_message import CommitMessage
+from paimon_pyspark.table.file_store_table import FileStoreTable
+from paimon_pyspark.write.write_builder import BatchWriteBuilder
+
+STAGING_DIR = ".paimon-staging"
+_BATCH_ROWS = 256 * 1024
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """What an executor needs to open the table: it travels pickled to every task."""
+
+    warehouse: str
+    identifier: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    def load(self) -> FileStoreTable:
+        table = CatalogFactory.create({"warehouse": self.warehouse}).get_table(self.identifier)
+        return table.copy(self.options) if self.options else table
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One task attempt's commit messages, named by its staging record."""
+
+    record: str
+    messages: tuple[CommitMessage, ...]
+
+    def to_bytes(self) -> bytes:
+        return pickle.dumps(self)
+
+    @staticmethod
+    def from_bytes(data: bytes) -> TaskResult:
+        result = pickle.loads(data)
+        if not isinstance(result, TaskResult):
+            raise PaimonError(f"Unexpected task result {type(result).__name__}")
+        return result
+
+
+@dataclass(frozen=True)
+class WriteJob:
+    ref: TableRef
+    commit_user: str = field(default_factory=lambda: str(uuid.uuid4()))
+
+    def staging_dir(self, table: FileStoreTable) -> str:
+        return os.path.join(table.path, STAGING_DIR, self.commit_user)
+
+    # --- on executors --------------------------------------------------------------------
+
+    def write_task(self, batches: Iterable[pa.RecordBatch]) -> TaskResult:
+        """Write every batch of one task; on any failure the task's files are removed."""
+        table = self.ref.load()
+        builder = BatchWriteBuilder(table, self.commit_user)
+        with builder.new_write() as write:
+            pending: list[pa.RecordBatch] = []
+            rows = 0
+            for batch in batches:
+                pending.append(batch)
+                rows += batch.num_rows
+                if rows >= _BATCH_ROWS:
+                    write.write_arrow(pa.Table.from_batches(pending))
+                    pending, rows = [], 0
+            if pending:
+                write.write_arrow(pa.Table.from_batches(pending))
+            messages = tuple(write.prepare_commit())
+            try:
+                record = self._save_record(table, messages)
+            except BaseException:
+                builder.new_commit().abort(messages)
+                raise
+        return TaskResult(record, messages)
+
+    def _save_record(self, table: FileStoreTable, messages: Sequence[CommitMessage]) -> str:
+        directory = self.staging_dir(table)
+        table.file_io.mkdirs(directory)
+        name = str(uuid.uuid4())
+        table.file_io.write_bytes(os.path.join(directory, name), pickle.dumps(list(messages)))
+        return name
+
+    # --- on the driver ---------------------------------------------------------------------
+
+    def commit(self, results: Sequence[TaskResult]) -> list[int]:
+        """Commit the kept attempts' messages as one snapshot, then clean every other record."""
+        table = self.ref.load()
+        messages = [m for r in results for m in r.messages]
+        if not table.primary_keys:
+            messages = renumber_shared_buckets(messages)
+        commit = BatchWriteBuilder(table, self.commit_user).new_commit()
+        ids = commit.commit(messages) if messages else []
+        self._clean(table, keep={r.record for r in results})
+        return ids
+
+    def abort(self) -> None:
+        """Remove every file any attempt of this job wrote; nothing was committed."""
+        self._clean(self.ref.load(), keep=set())
+
+    def _clean(self, table: FileStoreTable, keep: set[str]) -> None:
+        directory = self.staging_dir(table)
+        commit = BatchWriteBuilder(table, self.commit_user).new_commit()
+        for name in table.file_io.list_names(directory):
+            path = os.path.join(directory, name)
+            if name not in keep:
+                stale: list[CommitMessage] = pickle.loads(table.file_io.read_bytes(path))
+                commit.abort(stale)
+            table.file_io.delete_quietly(path)
+        table.file_io.delete_dir(directory)
+
+
+def renumber_shared_buckets(messages: Sequence[CommitMessage]) -> list[CommitMessage]:
+    """Give files of a bucket written by several tasks consecutive sequence numbers.
+
+    Every task continues from the bucket's highest sequence number in the snapshot it read, so
+    tasks sharing a bucket overlap. Append data files hold no sequence column: renumbering the
+    metadata makes the bucket look written by one writer, as Java's shuffled writes produce.
+    """
+    groups: dict[tuple[bytes, int], list[int]] = {}
+    for i, m in enumerate(messages):
+        groups.setdefault((m.partition, m.bucket), []).append(i)
+    out = list(messages)
+    for indices in groups.values():
+        if len(indices) < 2:
+            continue
+        files = [f for i in indices for f in out[i].data_increment.new_files]
+        if not files:
+            continue
+        next_seq = min(f.min_sequence_number for f in files)
+        for i in indices:
+            renumbered = []
+            for f in out[i].data_increment.new_files:
+                renumbered.append(
+                    replace(
+                        f,
+                        min_sequence_number=next_seq,
+                        max_sequence_number=next_seq + f.row_count - 1,
+                    )
+                )
+                next_seq += f.row_count
+            increment = replace(out[i].data_increment, new_files=tuple(renumbered))
+            out[i] = replace(out[i], data_increment=increment)
+    return out

@@ -1,0 +1,110 @@
+"""``paimon_pyspark.spark.write``: a DataFrame into a Paimon table, with Java's write topology.
+
+Mirrors the shape of Paimon's Spark writer (PaimonSparkWriter): for fixed-bucket tables the
+bucket is computed vectorized on the executors, rows are repartitioned by (partition, bucket) so
+that one task writes each bucket, tasks write with mapInArrow and return commit messages, and the
+driver commits once. Bucket-unaware tables need no shuffle: every task writes its own files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
+
+from paimon_pyspark.bucket.fixed import FixedBucketAssigner
+from paimon_pyspark.errors import UnsupportedOptionError
+from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
+from paimon_pyspark.spark.tables import ensure_table
+from paimon_pyspark.table.file_store_table import HASH_FIXED, FileStoreTable
+
+BUCKET_COLUMN = "_paimon_bucket"
+
+
+def write(
+    df: DataFrame,
+    warehouse: str,
+    table: str,
+    mode: str = "append",
+    options: Mapping[str, Any] | None = None,
+) -> list[int]:
+    """Write ``df`` into ``table``; returns the id of the snapshot created (none if empty).
+
+    ``options`` are table options for this write (dynamic options); with ``create = true`` a
+    missing table is created from the DataFrame's schema, using ``partition-keys`` and
+    ``primary-keys`` (comma-separated) and the remaining options as table options.
+    """
+    if mode != "append":
+        raise UnsupportedOptionError(
+            f"Table '{table}': write mode '{mode}' is not supported yet; use 'append'."
+        )
+    opts = {str(k).lower(): str(v) for k, v in (options or {}).items()}
+    ref, loaded = ensure_table(warehouse, table, df.schema, opts)
+    job = WriteJob(ref)
+    written = _plan(df, loaded, job)
+    try:
+        rows = written.collect()
+    except BaseException:
+        job.abort()
+        raise
+    results = [TaskResult.from_bytes(bytes(r[0])) for r in rows]
+    return commit_or_abort(job, results)
+
+
+def commit_or_abort(job: WriteJob, results: list[TaskResult]) -> list[int]:
+    """Commit; if that fails before any snapshot of this job exists, remove all its files."""
+    try:
+        return job.commit(results)
+    except BaseException:
+        table = job.ref.load()
+        sm = table.snapshot_manager
+        ours = any(sm.snapshot(i).commit_user == job.commit_user for i in sm.list_ids()[-20:])
+        if not ours:
+            job.abort()
+        raise
+
+
+def _plan(df: DataFrame, table: FileStoreTable, job: WriteJob) -> DataFrame:
+    result_schema = StructType([StructField("record", BinaryType(), False)])
+    if table.bucket_mode == HASH_FIXED:
+        with_bucket = df.mapInArrow(
+            _bucket_fn(job.ref, table.bucket_keys),
+            StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType(), False)]),
+        )
+        shuffled = with_bucket.repartition(*table.partition_keys, BUCKET_COLUMN)
+        return shuffled.mapInArrow(_write_fn(job, drop_bucket=True), result_schema)
+    if table.bucket_mode != "BUCKET_UNAWARE":
+        raise UnsupportedOptionError(
+            f"Table '{table.name}': bucket mode {table.bucket_mode} is not supported yet."
+        )
+    return df.mapInArrow(_write_fn(job, drop_bucket=False), result_schema)
+
+
+def _bucket_fn(ref: TableRef, bucket_keys: list[str]) -> Any:
+    def add_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        table = ref.load()
+        fields = [table.table_schema.field(k) for k in bucket_keys]
+        assigner = FixedBucketAssigner(fields, table.options.bucket)
+        for batch in batches:
+            buckets = assigner.assign([batch.column(k) for k in bucket_keys])
+            yield batch.append_column(
+                pa.field(BUCKET_COLUMN, pa.int32(), nullable=False), pa.array(buckets)
+            )
+
+    return add_bucket
+
+
+def _write_fn(job: WriteJob, drop_bucket: bool) -> Any:
+    def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        if drop_bucket:
+            batches = (b.drop_columns([BUCKET_COLUMN]) for b in batches)
+        result = job.write_task(batches)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([result.to_bytes()], pa.binary())],
+            schema=pa.schema([pa.field("record", pa.binary(), nullable=False)]),
+        )
+
+    return write_task
