@@ -38,7 +38,7 @@ $(ORACLE_CLASSES): $(PAIMON_JAR) $(ORACLE_SRC) $(VENV)/.stamp
 	touch $@
 
 demo: $(VENV)/.stamp
-	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m paimon_pyspark.demo
+	PYSPARK_PYTHON=$(abspath $(PY)) $(VENV)/bin/paimon-pyspark demo
 
 lint: $(VENV)/.stamp
 	$(VENV)/bin/ruff check src tests bench

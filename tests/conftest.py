@@ -1,12 +1,18 @@
-"""Shared fixtures: a fresh warehouse and catalog per test, on the real local filesystem."""
+"""Shared fixtures: a fresh warehouse and catalog per test on the real local filesystem, and
+one SparkSession for the whole run (starting one takes ~10 s)."""
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 
 from paimon_pyspark import CatalogFactory, FileSystemCatalog
+from paimon_pyspark.spark import register
 
 
 @pytest.fixture
@@ -19,3 +25,26 @@ def catalog(warehouse: str) -> FileSystemCatalog:
     cat = CatalogFactory.create({"warehouse": warehouse})
     cat.create_database("db", ignore_if_exists=True)
     return cat
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    # Python workers must run this interpreter, where paimon_pyspark is installed.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master("local[2,3]")  # 2 cores, a task may be tried 3 times
+        .appName("paimon_pyspark-tests")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.python.filterPushdown.enabled", "true")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.driver.memory", "2g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    register(session)
+    try:
+        yield session
+    finally:
+        session.stop()

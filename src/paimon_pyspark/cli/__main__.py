@@ -1,0 +1,7 @@
+"""``python -m paimon_pyspark.cli``."""
+
+import sys
+
+from paimon_pyspark.cli import main
+
+sys.exit(main())
