@@ -176,3 +176,13 @@ def test_retried_task_commits_each_row_once(
         for f in [e.file]
     }
     assert {os.path.basename(p) for p in _data_files(table.path)} == committed
+
+
+def test_reading_an_empty_table_gives_no_rows(
+    spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
+) -> None:
+    catalog.create_table("db.empty", Schema.from_pyarrow_schema(SCHEMA))
+    df = spark.read.format("paimon").option("warehouse", warehouse).option("table", "db.empty")
+    loaded = df.load()
+    assert loaded.columns == ["id", "name", "dt"]
+    assert loaded.count() == 0

@@ -145,6 +145,8 @@ class PaimonReader(DataSourceReader):
         return [InputPartition(split) for split in rb.new_scan().plan().splits()]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if partition.value is None:  # Spark reads one empty partition when we plan none
+            return
         rb = self.ref.load().new_read_builder().with_filter(self.predicate)
         reader = rb.new_read().to_arrow_batch_reader([partition.value])
         target = self.arrow_schema
