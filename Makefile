@@ -41,8 +41,8 @@ demo: $(VENV)/.stamp
 	PYSPARK_PYTHON=$(abspath $(PY)) $(VENV)/bin/paimon-pyspark demo
 
 lint: $(VENV)/.stamp
-	$(VENV)/bin/ruff check src tests bench
-	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/ruff check src tests bench examples
+	$(VENV)/bin/ruff format --check src tests bench examples
 
 typecheck: $(VENV)/.stamp
 	$(VENV)/bin/mypy

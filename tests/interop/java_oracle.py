@@ -8,7 +8,8 @@ reference behaviour we want to compare against, without Spark's own type convers
 pyspark's ``jars/`` directory supplies the Hadoop and logging classes the bundle leaves out.
 
 One JVM is started per pytest session (see ``tests/interop/conftest.py``); every call goes to the
-static methods of ``tests/interop/java/PaimonOracle.java`` and passes only strings and numbers.
+static methods of ``tests/interop/java/PaimonOracle.java`` and passes only strings and numbers, and
+byte arrays for serialized commit messages (sent as ``bytearray``, py4j's ``byte[]``).
 
 Canonical row encoding (what ``JavaOracle.read_table`` returns and ``canonical_rows`` builds from
 Arrow, so the two compare with ``==`` after ``sorted_rows``):
@@ -234,6 +235,41 @@ class JavaOracle:
             rows = canonical_rows(rows)
         payload = json.dumps([to_wire(list(r)) for r in rows])
         return int(self._java.writeRows(_wh(warehouse), db, table, payload))
+
+    # -- serialized commit messages ------------------------------------------------------------
+
+    def commit_message_version(self) -> int:
+        """Java's ``CommitMessageSerializer.getVersion()`` (11 for Paimon 1.4)."""
+        return int(self._java.commitMessageVersion())
+
+    def write_rows_and_serialize(
+        self,
+        warehouse: str | os.PathLike[str],
+        db: str,
+        table: str,
+        rows: Iterable[Sequence[Any]] | pa.Table,
+    ) -> bytes:
+        """Java writes the rows without committing; its messages as ``serializeList`` bytes."""
+        if isinstance(rows, pa.Table):
+            rows = canonical_rows(rows)
+        payload = json.dumps([to_wire(list(r)) for r in rows])
+        return bytes(self._java.writeRowsAndSerialize(_wh(warehouse), db, table, payload))
+
+    def commit_serialized_messages(
+        self,
+        warehouse: str | os.PathLike[str],
+        db: str,
+        table: str,
+        version: int,
+        list_bytes: bytes,
+    ) -> int:
+        """Java deserializes ``serializeList`` bytes of ``version`` and commits them in one batch
+        commit; returns the latest snapshot id afterwards."""
+        return int(
+            self._java.commitSerializedMessages(
+                _wh(warehouse), db, table, version, bytearray(list_bytes)
+            )
+        )
 
     # -- bucketing -----------------------------------------------------------------------------
 

@@ -2,6 +2,8 @@
 
 Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotCommit.
 
+    filter    identifiers <= the commit identifier of this commit user's newest snapshot are
+              committed already and skipped (filter_committed; makes a retried commit a no-op)
     prepare   messages -> manifest entries (ADD for new files, DELETE for removed ones)
     attempt   latest = LATEST snapshot (verified)
               [after an uncertain failure: a snapshot of ours with this identifier? -> done]
@@ -18,6 +20,7 @@ point leaves the table at its previous snapshot; at worst unreferenced manifests
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 import uuid
@@ -64,6 +67,24 @@ class FileStoreCommit:
         self.snapshots = snapshots
         self.schemas = schemas
         self.manifests = manifests
+
+    def filter_committed(self, identifiers: Sequence[int]) -> list[int]:
+        """The identifiers this commit user has not committed yet (Java's filterCommitted).
+
+        ``identifiers`` must be strictly increasing. A commit user numbers its commits in
+        increasing order, so everything up to the identifier of its newest snapshot is in the
+        table already; a batch commit (Long.MAX_VALUE) is committed once its snapshot exists.
+        """
+        for previous, current in itertools.pairwise(identifiers):
+            if current <= previous:
+                raise CommitError(
+                    f"Table '{self.settings.table_name}': commit identifiers must be strictly "
+                    f"increasing to be filtered, got {previous} before {current}."
+                )
+        latest = self.snapshots.latest_snapshot_of_user(self.commit_user)
+        if latest is None:
+            return list(identifiers)
+        return [i for i in identifiers if i > latest.commit_identifier]
 
     def commit(
         self, messages: Sequence[CommitMessage], identifier: int = BATCH_COMMIT_IDENTIFIER

@@ -1,23 +1,28 @@
 """TableCommit: the user-facing end of the write protocol.
 
-Mirrors org.apache.paimon.table.sink.TableCommitImpl (batch flavour): one commit per builder,
-identifier Long.MAX_VALUE unless the caller numbers its commits.
+Mirrors org.apache.paimon.table.sink.TableCommitImpl: one batch commit per builder under
+identifier Long.MAX_VALUE, or numbered commits of one commit user (a streaming or retrying
+driver), always filtered against what that user already committed (``filterCommitted``), so
+committing the same identifier twice adds no second snapshot.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from paimon_pyspark.errors import CommitError
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
-from paimon_pyspark.spec.commit_message import CommitMessage
+from paimon_pyspark.spec.commit_message import CommitMessage, ManifestCommittable
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER
 from paimon_pyspark.table.paths import bucket_dir
 
 if TYPE_CHECKING:
+    from paimon_pyspark.commit.file_store_commit import FileStoreCommit
     from paimon_pyspark.table.file_store_table import FileStoreTable
+
+IdentifierOrCommittable = TypeVar("IdentifierOrCommittable", int, ManifestCommittable)
 
 
 class TableCommit:
@@ -29,25 +34,82 @@ class TableCommit:
     def commit(
         self, commit_messages: Sequence[CommitMessage], commit_identifier: int | None = None
     ) -> list[int]:
-        """Commit the messages of every writer as one snapshot; returns the new snapshot ids."""
+        """Commit the messages of every writer; returns the ids of the new snapshots.
+
+        Without ``commit_identifier`` this is the one batch commit of this TableCommit
+        (identifier Long.MAX_VALUE). With one, identifiers of a commit user must increase from
+        commit to commit. Either way the commit is skipped, returning ``[]``, when this commit
+        user has committed that identifier already: a driver that retries after a crash, with
+        the same commit user and identifier, cannot commit the same files twice.
+        """
         if self._committed and commit_identifier is None:
             raise CommitError(
                 f"Table '{self.table.name}': a batch commit can only be committed once."
             )
+        self._check_messages(commit_messages)
+        identifier = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
+        store_commit = self._store_commit()
+        ids: list[int] = []
+        if store_commit.filter_committed([identifier]):
+            self._check_files_exist(commit_messages)
+            ids = store_commit.commit(commit_messages, identifier)
+        self._committed = True
+        return ids
+
+    def filter_committed(
+        self, identifiers_or_committables: Sequence[IdentifierOrCommittable]
+    ) -> list[IdentifierOrCommittable]:
+        """Those not committed yet by this commit user, sorted by identifier (filterCommitted).
+
+        Takes commit identifiers or ManifestCommittables. An identifier is committed when it is
+        at most the identifier of the newest snapshot of this commit user.
+        """
+        items = sorted(identifiers_or_committables, key=_identifier)
+        keep = set(self._store_commit().filter_committed([_identifier(i) for i in items]))
+        return [i for i in items if _identifier(i) in keep]
+
+    def filter_and_commit(
+        self, messages_by_identifier: Mapping[int, Sequence[CommitMessage]]
+    ) -> int:
+        """Commit, in identifier order, those commits this user has not committed yet.
+
+        Java's filterAndCommit, used by a driver recovering a list of pending commits; returns
+        how many were committed. Every message is checked before anything is committed.
+        """
+        pending = self.filter_committed(list(messages_by_identifier))
+        for identifier in pending:
+            self._check_messages(messages_by_identifier[identifier])
+            self._check_files_exist(messages_by_identifier[identifier])
+        store_commit = self._store_commit()
+        for identifier in pending:
+            store_commit.commit(messages_by_identifier[identifier], identifier)
+        return len(pending)
+
+    def abort(self, commit_messages: Sequence[CommitMessage]) -> None:
+        """Delete the files that uncommitted messages point to."""
         for m in commit_messages:
+            for f in m.data_increment.new_files + m.compact_increment.compact_after:
+                self.table.file_io.delete_quietly(self.data_file_path(m, f.file_name))
+
+    def close(self) -> None:
+        pass
+
+    def data_file_path(self, m: CommitMessage, file_name: str) -> str:
+        values = deserialize_with_arity(m.partition, self.table.partition_types)
+        rel = self.table.partition_rel_path(values)
+        base = os.path.join(self.table.path, rel) if rel else self.table.path
+        return os.path.join(base, bucket_dir(m.bucket), file_name)
+
+    def _store_commit(self) -> FileStoreCommit:
+        return self.table.store_commit(self.commit_user)
+
+    def _check_messages(self, messages: Sequence[CommitMessage]) -> None:
+        for m in messages:
             if not isinstance(m, CommitMessage):
                 raise CommitError(
                     f"Table '{self.table.name}': commit() takes CommitMessage objects from "
                     f"prepare_commit(), got {type(m).__name__}."
                 )
-        self._check_files_exist(commit_messages)
-        store_commit = self.table.store_commit(self.commit_user)
-        ids = store_commit.commit(
-            commit_messages,
-            BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier,
-        )
-        self._committed = True
-        return ids
 
     def _check_files_exist(self, messages: Sequence[CommitMessage]) -> None:
         for m in messages:
@@ -59,17 +121,6 @@ class TableCommit:
                         "missing; nothing was committed."
                     )
 
-    def data_file_path(self, m: CommitMessage, file_name: str) -> str:
-        values = deserialize_with_arity(m.partition, self.table.partition_types)
-        rel = self.table.partition_rel_path(values)
-        base = os.path.join(self.table.path, rel) if rel else self.table.path
-        return os.path.join(base, bucket_dir(m.bucket), file_name)
 
-    def abort(self, commit_messages: Sequence[CommitMessage]) -> None:
-        """Delete the files that uncommitted messages point to."""
-        for m in commit_messages:
-            for f in m.data_increment.new_files + m.compact_increment.compact_after:
-                self.table.file_io.delete_quietly(self.data_file_path(m, f.file_name))
-
-    def close(self) -> None:
-        pass
+def _identifier(item: int | ManifestCommittable) -> int:
+    return item.identifier if isinstance(item, ManifestCommittable) else item

@@ -70,3 +70,19 @@ class CommitMessage:
     @property
     def new_files(self) -> tuple[DataFileMeta, ...]:
         return self.data_increment.new_files
+
+
+@dataclass(frozen=True)
+class ManifestCommittable:
+    """The messages of one commit under one identifier; Java's ManifestCommittable.
+
+    ``legacy_log_offsets`` are the (bucket, offset) pairs that ManifestCommittable versions up to
+    4 still carried; Java ignores them since version 5, and they are kept here only so those
+    bytes re-serialize exactly.
+    """
+
+    identifier: int
+    watermark: int | None = None
+    file_committables: tuple[CommitMessage, ...] = ()
+    properties: dict[str, str] = field(default_factory=dict)
+    legacy_log_offsets: tuple[tuple[int, int], ...] = ()

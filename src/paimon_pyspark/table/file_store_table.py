@@ -121,8 +121,9 @@ class FileStoreTable:
 
     # --- builders ----------------------------------------------------------------------------
 
-    def new_batch_write_builder(self) -> BatchWriteBuilder:
-        return BatchWriteBuilder(self)
+    def new_batch_write_builder(self, commit_user: str | None = None) -> BatchWriteBuilder:
+        """A builder with a fresh commit user, or ``commit_user`` for a driver that retries."""
+        return BatchWriteBuilder(self, commit_user)
 
     def new_read_builder(self) -> ReadBuilder:
         return ReadBuilder(self)

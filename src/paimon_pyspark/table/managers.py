@@ -99,6 +99,24 @@ class SnapshotManager:
         latest = self.latest_id()
         return None if latest is None else self.snapshot(latest)
 
+    def latest_snapshot_of_user(self, commit_user: str) -> Snapshot | None:
+        """The newest snapshot committed by ``commit_user``, scanning back from the latest.
+
+        Mirrors SnapshotManager.latestSnapshotOfUser: the scan stops at the first missing
+        (expired) snapshot, since nothing older can be newer than what was already passed.
+        """
+        latest = self.latest_id()
+        if latest is None:
+            return None
+        for sid in range(latest, 0, -1):
+            path = self.snapshot_path(sid)
+            if not self.file_io.exists(path):
+                break
+            snapshot = _read_snapshot(self.file_io, path)
+            if snapshot.commit_user == commit_user:
+                return snapshot
+        return None
+
     def _read_hint(self, name: str) -> int | None:
         path = os.path.join(self.snapshot_dir, name)
         try:

@@ -18,6 +18,8 @@ import org.apache.paimon.data.InternalRow;
 import org.apache.paimon.data.Timestamp;
 import org.apache.paimon.data.serializer.InternalRowSerializer;
 import org.apache.paimon.index.HashBucketAssigner;
+import org.apache.paimon.io.DataInputDeserializer;
+import org.apache.paimon.io.DataOutputViewStreamWrapper;
 import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.schema.Schema;
@@ -31,6 +33,8 @@ import org.apache.paimon.table.Table;
 import org.apache.paimon.table.sink.BatchTableCommit;
 import org.apache.paimon.table.sink.BatchTableWrite;
 import org.apache.paimon.table.sink.BatchWriteBuilder;
+import org.apache.paimon.table.sink.CommitMessage;
+import org.apache.paimon.table.sink.CommitMessageSerializer;
 import org.apache.paimon.table.sink.DynamicBucketRowKeyExtractor;
 import org.apache.paimon.table.source.ReadBuilder;
 import org.apache.paimon.types.ArrayType;
@@ -46,6 +50,7 @@ import org.apache.paimon.types.TimestampType;
 import org.apache.paimon.utils.JsonSerdeUtil;
 import org.apache.paimon.utils.SnapshotManager;
 
+import java.io.ByteArrayOutputStream;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
@@ -59,8 +64,9 @@ import java.util.UUID;
 
 /**
  * Test oracle: Java Paimon's own catalog, reader, writer and bucket function, driven from Python
- * through py4j. Every method takes and returns only strings and numbers; structures travel as
- * JSON in one canonical value encoding (see tests/interop/java_oracle.py):
+ * through py4j. Every method takes and returns only strings, numbers and (serialized commit
+ * messages) byte arrays; structures travel as JSON in one canonical value encoding (see
+ * tests/interop/java_oracle.py):
  *
  * <pre>
  * null -> null; BOOLEAN -> true/false; TINYINT..BIGINT -> number;
@@ -245,46 +251,100 @@ public final class PaimonOracle {
      */
     public static long writeRows(String warehouse, String db, String name, String rowsJson)
             throws Exception {
-        JsonNode rows = MAPPER.readTree(rowsJson);
         try (Catalog catalog = catalog(warehouse)) {
             FileStoreTable table = table(catalog, db, name);
-            RowType rowType = table.rowType();
-            BucketMode mode = table.bucketMode();
-            if (mode == BucketMode.KEY_DYNAMIC) {
-                throw new UnsupportedOperationException(
-                        "cross-partition upsert (KEY_DYNAMIC) tables are not supported");
-            }
-            HashBucketAssigner assigner = null;
-            DynamicBucketRowKeyExtractor extractor = null;
-            if (mode == BucketMode.HASH_DYNAMIC) {
-                assigner = new HashBucketAssigner(
-                        table.snapshotManager(),
-                        UUID.randomUUID().toString(),
-                        table.store().newIndexFileHandler(),
-                        1,
-                        1,
-                        0,
-                        table.coreOptions().dynamicBucketTargetRowNum(),
-                        maxBuckets(table.coreOptions().dynamicBucketMaxBuckets()));
-                extractor = new DynamicBucketRowKeyExtractor(table.schema());
-            }
             BatchWriteBuilder builder = table.newBatchWriteBuilder();
             try (BatchTableWrite write = builder.newWrite();
                     BatchTableCommit commit = builder.newCommit()) {
-                for (JsonNode row : rows) {
-                    GenericRow internal = (GenericRow) decode(row, rowType);
-                    if (assigner == null) {
-                        write.write(internal);
-                    } else {
-                        extractor.setRecord(internal);
-                        int hash = extractor.trimmedPrimaryKey().hashCode();
-                        write.write(internal, assigner.assign(extractor.partition(), hash));
-                    }
-                }
+                writeAll(table, write, rowsJson);
                 commit.commit(write.prepareCommit());
             }
             Long id = table.snapshotManager().latestSnapshotId();
             return id == null ? -1L : id;
+        }
+    }
+
+    /** Java's CommitMessageSerializer.CURRENT_VERSION (what {@link #writeRowsAndSerialize} writes). */
+    public static int commitMessageVersion() {
+        return new CommitMessageSerializer().getVersion();
+    }
+
+    /**
+     * One Java batch write of canonical-encoded rows, not committed: the prepared commit messages
+     * as CommitMessageSerializer.serializeList bytes (version {@link #commitMessageVersion}).
+     */
+    public static byte[] writeRowsAndSerialize(
+            String warehouse, String db, String name, String rowsJson) throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name);
+            try (BatchTableWrite write = table.newBatchWriteBuilder().newWrite()) {
+                writeAll(table, write, rowsJson);
+                List<CommitMessage> messages = write.prepareCommit();
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                new CommitMessageSerializer()
+                        .serializeList(messages, new DataOutputViewStreamWrapper(out));
+                return out.toByteArray();
+            }
+        }
+    }
+
+    /**
+     * Deserializes a CommitMessageSerializer.serializeList byte array of the given version (all
+     * bytes must be consumed) and commits the messages with a Java BatchTableCommit; returns the
+     * latest snapshot id afterwards.
+     */
+    public static long commitSerializedMessages(
+            String warehouse, String db, String name, int version, byte[] listBytes)
+            throws Exception {
+        DataInputDeserializer in = new DataInputDeserializer(listBytes);
+        List<CommitMessage> messages = new CommitMessageSerializer().deserializeList(version, in);
+        if (in.available() != 0) {
+            throw new IllegalArgumentException(
+                    in.available() + " trailing bytes after the commit messages");
+        }
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name);
+            try (BatchTableCommit commit = table.newBatchWriteBuilder().newCommit()) {
+                commit.commit(messages);
+            }
+            Long id = table.snapshotManager().latestSnapshotId();
+            return id == null ? -1L : id;
+        }
+    }
+
+    /** Writes canonical-encoded rows, assigning dynamic buckets the way Java's writers do. */
+    private static void writeAll(FileStoreTable table, BatchTableWrite write, String rowsJson)
+            throws Exception {
+        JsonNode rows = MAPPER.readTree(rowsJson);
+        RowType rowType = table.rowType();
+        BucketMode mode = table.bucketMode();
+        if (mode == BucketMode.KEY_DYNAMIC) {
+            throw new UnsupportedOperationException(
+                    "cross-partition upsert (KEY_DYNAMIC) tables are not supported");
+        }
+        HashBucketAssigner assigner = null;
+        DynamicBucketRowKeyExtractor extractor = null;
+        if (mode == BucketMode.HASH_DYNAMIC) {
+            assigner = new HashBucketAssigner(
+                    table.snapshotManager(),
+                    UUID.randomUUID().toString(),
+                    table.store().newIndexFileHandler(),
+                    1,
+                    1,
+                    0,
+                    table.coreOptions().dynamicBucketTargetRowNum(),
+                    maxBuckets(table.coreOptions().dynamicBucketMaxBuckets()));
+            extractor = new DynamicBucketRowKeyExtractor(table.schema());
+        }
+        for (JsonNode row : rows) {
+            GenericRow internal = (GenericRow) decode(row, rowType);
+            if (assigner == null) {
+                write.write(internal);
+            } else {
+                extractor.setRecord(internal);
+                int hash = extractor.trimmedPrimaryKey().hashCode();
+                write.write(internal, assigner.assign(extractor.partition(), hash));
+            }
         }
     }
 
