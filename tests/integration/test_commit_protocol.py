@@ -119,3 +119,16 @@ def test_aborted_write_leaves_no_files(catalog: FileSystemCatalog) -> None:
     write.close()
     leftovers = [f for _, _, files in os.walk(table.path) for f in files if f.startswith("data-")]
     assert leftovers == []
+
+
+def test_two_batch_commits_of_one_builder_both_land(catalog: FileSystemCatalog) -> None:
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA))
+    table = catalog.get_table("db.t")
+    builder = table.new_batch_write_builder()
+    for ids in ([1, 2], [3]):
+        with builder.new_write() as write:
+            write.write_arrow(pa.table({"id": ids, "dt": ["a"] * len(ids)}))
+            messages = write.prepare_commit()
+        builder.new_commit().commit(messages)
+    assert sorted(read_all(table).column("id").to_pylist()) == [1, 2, 3]
+    assert table.snapshot_manager.latest_id() == 2

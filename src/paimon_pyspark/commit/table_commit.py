@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from paimon_pyspark.errors import CommitError
+from paimon_pyspark.errors import CommitConflictError, CommitError
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, ManifestCommittable
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER
@@ -37,10 +37,11 @@ class TableCommit:
         """Commit the messages of every writer; returns the ids of the new snapshots.
 
         Without ``commit_identifier`` this is the one batch commit of this TableCommit
-        (identifier Long.MAX_VALUE). With one, identifiers of a commit user must increase from
-        commit to commit. Either way the commit is skipped, returning ``[]``, when this commit
-        user has committed that identifier already: a driver that retries after a crash, with
-        the same commit user and identifier, cannot commit the same files twice.
+        (identifier Long.MAX_VALUE), committed as Java commits it: unfiltered, so a second
+        builder-level commit of new files is never mistaken for a retry. With an identifier,
+        identifiers of a commit user must increase from commit to commit, and the commit is
+        skipped, returning ``[]``, when this commit user has committed that identifier already:
+        a driver that retries after a crash cannot commit the same files twice.
         """
         if self._committed and commit_identifier is None:
             raise CommitError(
@@ -50,11 +51,45 @@ class TableCommit:
         identifier = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
         store_commit = self._store_commit()
         ids: list[int] = []
-        if store_commit.filter_committed([identifier]):
+        if commit_identifier is None:
+            if not self._is_batch_retry(commit_messages):
+                self._check_files_exist(commit_messages)
+                ids = store_commit.commit(commit_messages, identifier)
+        elif store_commit.filter_committed([identifier]):
             self._check_files_exist(commit_messages)
             ids = store_commit.commit(commit_messages, identifier)
         self._committed = True
         return ids
+
+    def _is_batch_retry(self, messages: Sequence[CommitMessage]) -> bool:
+        """True when a batch commit of this user already put exactly these files in the table.
+
+        Only a commit user with a snapshot of its own pays for the check; files half present
+        mean a corrupt retry and fail the commit instead of adding files twice.
+        """
+        sm = self.table.snapshot_manager
+        if sm.latest_snapshot_of_user(self.commit_user) is None:
+            return False
+        latest = sm.latest()
+        assert latest is not None
+        live = {
+            (e.partition, e.bucket, e.file.file_name)
+            for e in self.table.manifest_io.live_entries(latest)
+        }
+        ours = [
+            (m.partition, m.bucket, f.file_name)
+            for m in messages
+            for f in m.data_increment.new_files + m.compact_increment.compact_after
+        ]
+        present = sum(1 for key in ours if key in live)
+        if ours and present == len(ours):
+            return True
+        if present:
+            raise CommitConflictError(
+                f"Table '{self.table.name}': {present} of the {len(ours)} files of this commit "
+                "are already committed; nothing was committed."
+            )
+        return False
 
     def filter_committed(
         self, identifiers_or_committables: Sequence[IdentifierOrCommittable]
