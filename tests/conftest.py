@@ -37,7 +37,6 @@ def spark() -> Iterator[SparkSession]:
         .appName("paimon_pyspark-tests")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.ui.enabled", "false")
-        .config("spark.sql.python.filterPushdown.enabled", "true")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.driver.memory", "2g")
         .getOrCreate()

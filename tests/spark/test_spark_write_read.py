@@ -186,3 +186,16 @@ def test_reading_an_empty_table_gives_no_rows(
     loaded = df.load()
     assert loaded.columns == ["id", "name", "dt"]
     assert loaded.count() == 0
+
+
+def test_a_filtered_query_does_not_leak_into_the_next_one(
+    spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
+) -> None:
+    """pyspark 4.3 reuses a reader configured by pushFilters for a later unfiltered query."""
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA))
+    write(_df(spark, 20), warehouse, "db.t")
+    df = spark.read.format("paimon").option("warehouse", warehouse).option("table", "db.t").load()
+    assert df.where("id < 5").count() == 5
+    assert df.count() == 20
+    assert df.where("id >= 15").count() == 5
+    assert df.count() == 20

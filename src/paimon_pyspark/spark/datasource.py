@@ -6,6 +6,10 @@ each task returns its commit messages, ``commit()`` commits them once, ``abort()
 file the job wrote. The Data Source API cannot ask Spark for a distribution, so a fixed-bucket
 table may get one bucket from several tasks; their sequence numbers are renumbered at commit so
 the bucket reads as if one writer wrote it. Reads are one input partition per split.
+
+Filters are not pushed down: pyspark 4.3 keeps the reader that ``pushFilters`` configured on the
+relation and reuses it for a later query on the same DataFrame or view that pushes no filter, so
+a pushed predicate would silently drop rows from that query. Spark filters the rows itself.
 """
 
 from __future__ import annotations
@@ -26,8 +30,6 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from paimon_pyspark.errors import CatalogError, UnsupportedOptionError
-from paimon_pyspark.read.predicate import Predicate
-from paimon_pyspark.spark.filters import to_predicate
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.tables import ensure_table, table_options
@@ -120,34 +122,15 @@ class PaimonReader(DataSourceReader):
     def __init__(self, ref: TableRef, schema: StructType) -> None:
         self.ref = ref
         self.arrow_schema = spark_arrow_schema(schema)
-        self.predicate: Predicate | None = None
-
-    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
-        """Take the filters we evaluate exactly; hand back the rest for Spark to apply.
-
-        Filters on floating-point columns go back too: Spark orders NaN above every number and
-        equal to itself, which IEEE comparisons in Arrow do not.
-        """
-        table = self.ref.load()
-        builder = table.new_read_builder().new_predicate_builder()
-        accepted: list[Predicate] = []
-        for f in filters:
-            predicate = to_predicate(f, builder, table)
-            if predicate is None:
-                yield f
-            else:
-                accepted.append(predicate)
-        if accepted:
-            self.predicate = accepted[0] if len(accepted) == 1 else builder.and_(*accepted)
 
     def partitions(self) -> Sequence[InputPartition]:
-        rb = self.ref.load().new_read_builder().with_filter(self.predicate)
+        rb = self.ref.load().new_read_builder()
         return [InputPartition(split) for split in rb.new_scan().plan().splits()]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:  # Spark reads one empty partition when we plan none
             return
-        rb = self.ref.load().new_read_builder().with_filter(self.predicate)
+        rb = self.ref.load().new_read_builder()
         reader = rb.new_read().to_arrow_batch_reader([partition.value])
         target = self.arrow_schema
         for batch in reader:
