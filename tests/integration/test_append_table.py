@@ -346,3 +346,20 @@ def test_nested_rows_with_null_parents_survive_orc(catalog: FileSystemCatalog) -
     table = catalog.get_table("db.t")
     write_commit(table, data)
     assert sort_rows(read_all(table)) == sort_rows(data)
+
+
+def test_dynamic_options_cannot_change_the_bucket_layout(catalog: FileSystemCatalog) -> None:
+    schema = pa.schema([("id", pa.int64())])
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(schema))
+    table = catalog.get_table("db.t")
+    with pytest.raises(OptionError, match="'bucket' cannot be changed"):
+        table.copy({"bucket": "4", "bucket-key": "id"})
+    assert table.copy({"bucket": "-1", "file.format": "orc"}).options.file_format == "orc"
+
+
+def test_file_uris_with_one_or_three_slashes_are_local_paths(tmp_path: Path) -> None:
+    from paimon_pyspark.fs.file_io import FileIO
+
+    for uri in (f"file:{tmp_path}/w", f"file://{tmp_path}/w"):
+        _, path = FileIO.for_uri(uri)
+        assert path == f"{tmp_path}/w"

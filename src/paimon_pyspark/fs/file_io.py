@@ -27,10 +27,11 @@ class FileIO:
     @staticmethod
     def for_uri(uri: str) -> tuple[FileIO, str]:
         """A FileIO and the scheme-less path for a local path or a ``scheme://`` URI."""
+        if uri.startswith("file:"):
+            # file:///x and file:/x (as Spark and Hadoop qualify local paths) are both /x
+            return FileIO(pafs.LocalFileSystem()), "/" + uri[len("file:") :].lstrip("/")
         if "://" not in uri:
             return FileIO(pafs.LocalFileSystem()), os.path.abspath(uri)
-        if uri.startswith("file://"):
-            return FileIO(pafs.LocalFileSystem()), uri[len("file://") :]
         fs, path = pafs.FileSystem.from_uri(uri)
         return FileIO(fs), path
 
@@ -55,6 +56,11 @@ class FileIO:
             return []
         infos = self.fs.get_file_info(pafs.FileSelector(path, recursive=False))
         return [i.base_name for i in infos if i.type == pafs.FileType.Directory]
+
+    def mtime(self, path: str) -> float:
+        """Modification time in seconds since the epoch (0 when the filesystem has none)."""
+        info = self.fs.get_file_info(path)
+        return info.mtime.timestamp() if info.mtime is not None else 0.0
 
     def file_size(self, path: str) -> int:
         return int(self.fs.get_file_info(path).size)

@@ -5,13 +5,15 @@ Both Spark doors use it: ``paimon_pyspark.spark.write`` (mapInArrow + collect) a
 Data Source (``df.write.format("paimon")``). Every task records the files it produced in a
 staging record under ``<table>/.paimon-staging/<commit user>/`` before returning; the driver
 commits the messages of the attempts Spark kept and then deletes the files of every other record
-(failed jobs, retried or speculative attempts), so no job leaves orphan files behind.
+(failed jobs, retried or speculative attempts), so no job leaves orphan files behind. An aborted
+job's directory keeps its FINISHED marker for an hour, then a later job removes it.
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -25,6 +27,8 @@ from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.write.write_builder import BatchWriteBuilder
 
 STAGING_DIR = ".paimon-staging"
+FINISHED = "_FINISHED"
+_FINISHED_JOB_RETENTION_S = 3600
 _BATCH_ROWS = 256 * 1024
 
 
@@ -87,6 +91,9 @@ class WriteJob:
             messages = tuple(write.prepare_commit())
             try:
                 record = self._save_record(table, messages)
+                if table.file_io.exists(os.path.join(self.staging_dir(table), FINISHED)):
+                    # the driver finished the job while this attempt ran: it can never be kept
+                    raise PaimonError(f"write job {self.commit_user} already finished")
             except BaseException:
                 builder.new_commit().abort(messages)
                 raise
@@ -102,30 +109,53 @@ class WriteJob:
     # --- on the driver ---------------------------------------------------------------------
 
     def commit(self, results: Sequence[TaskResult]) -> list[int]:
-        """Commit the kept attempts' messages as one snapshot, then clean every other record."""
+        """Commit the kept attempts' messages as one snapshot, then clean every other record.
+
+        A FINISHED marker goes down before the records are listed, so an attempt that saves
+        its record afterwards sees the marker and removes its own files. After a commit the
+        job's directory goes (a straggling speculative attempt then leaves orphans, as in
+        Java); after an abort the marker stays an hour, since failed jobs race their tasks.
+        """
         table = self.ref.load()
         messages = [m for r in results for m in r.messages]
         if not table.primary_keys:
             messages = renumber_shared_buckets(messages)
         commit = BatchWriteBuilder(table, self.commit_user).new_commit()
         ids = commit.commit(messages) if messages else []
-        self._clean(table, keep={r.record for r in results})
+        self._clean(table, keep={r.record for r in results}, keep_marker=False)
         return ids
 
     def abort(self) -> None:
         """Remove every file any attempt of this job wrote; nothing was committed."""
-        self._clean(self.ref.load(), keep=set())
+        self._clean(self.ref.load(), keep=set(), keep_marker=True)
 
-    def _clean(self, table: FileStoreTable, keep: set[str]) -> None:
+    def _clean(self, table: FileStoreTable, keep: set[str], keep_marker: bool) -> None:
+        io = table.file_io
         directory = self.staging_dir(table)
+        io.mkdirs(directory)
+        io.write_bytes(os.path.join(directory, FINISHED), b"")
         commit = BatchWriteBuilder(table, self.commit_user).new_commit()
-        for name in table.file_io.list_names(directory):
+        for name in io.list_names(directory):
+            if name == FINISHED:
+                continue
             path = os.path.join(directory, name)
             if name not in keep:
-                stale: list[CommitMessage] = pickle.loads(table.file_io.read_bytes(path))
+                stale: list[CommitMessage] = pickle.loads(io.read_bytes(path))
                 commit.abort(stale)
-            table.file_io.delete_quietly(path)
-        table.file_io.delete_dir(directory)
+            io.delete_quietly(path)
+        if not keep_marker:
+            io.delete_dir(directory)
+        self._drop_finished_jobs(table)
+
+    def _drop_finished_jobs(self, table: FileStoreTable) -> None:
+        """Remove staging directories of jobs finished long enough ago to have no live task."""
+        io = table.file_io
+        root = os.path.join(table.path, STAGING_DIR)
+        horizon = time.time() - _FINISHED_JOB_RETENTION_S
+        for job in io.list_names(root):
+            marker = os.path.join(root, job, FINISHED)
+            if job != self.commit_user and io.exists(marker) and io.mtime(marker) < horizon:
+                io.delete_dir(os.path.join(root, job))
 
 
 def renumber_shared_buckets(messages: Sequence[CommitMessage]) -> list[CommitMessage]:

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from paimon_pyspark import options as opts
 from paimon_pyspark.commit.file_store_commit import CommitSettings, FileStoreCommit
-from paimon_pyspark.errors import UnsupportedOptionError
+from paimon_pyspark.errors import OptionError, UnsupportedOptionError
 from paimon_pyspark.format.files import check_format_types
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.read.read_builder import ReadBuilder
@@ -25,6 +25,16 @@ from paimon_pyspark.table.paths import partition_path, partition_value_string
 from paimon_pyspark.types.arrow import to_arrow_schema
 from paimon_pyspark.types.data_types import DataField, DataType
 from paimon_pyspark.write.write_builder import BatchWriteBuilder
+
+IMMUTABLE_OPTIONS = (
+    "bucket",
+    "bucket-key",
+    "merge-engine",
+    "sequence.field",
+    "primary-key",
+    "partition",
+)
+"""Options fixed at CREATE TABLE: a dynamic option may repeat them, never change them."""
 
 BUCKET_UNAWARE = "BUCKET_UNAWARE"
 HASH_FIXED = "HASH_FIXED"
@@ -47,6 +57,7 @@ class FileStoreTable:
         self.name = name
         self.table_schema = schema
         self.dynamic_options = dict(dynamic_options or {})
+        _check_immutable(schema.options, self.dynamic_options, name)
         merged = dict(schema.options)
         merged.update(self.dynamic_options)
         self.options = opts.CoreOptions(merged)
@@ -151,3 +162,17 @@ class FileStoreTable:
         return FileStoreCommit(
             settings, commit_user, self.snapshot_manager, self.schema_manager, self.manifest_io
         )
+
+
+def _check_immutable(options: Mapping[str, str], dynamic: Mapping[str, str], table: str) -> None:
+    defaults = {"bucket": "-1", "merge-engine": "deduplicate"}
+    for key in IMMUTABLE_OPTIONS:
+        if key not in dynamic:
+            continue
+        current = options.get(key, defaults.get(key, ""))
+        if dynamic[key].strip() != current.strip():
+            raise OptionError(
+                f"Table '{table}': option '{key}' cannot be changed by a dynamic option "
+                f"(the table has '{current}', the write asked for '{dynamic[key]}'); "
+                "recreate or rescale the table instead."
+            )
