@@ -41,6 +41,8 @@ def local_session(app: str, master: str = "local[*]") -> SparkSession:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "8")
+        # no per-row Arrow size check: it halves the speed of writes through Python
+        .config("spark.sql.execution.arrow.maxBytesPerBatch", str(2**31 - 1))
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

@@ -22,6 +22,7 @@ from paimon_pyspark.spark.tables import ensure_table
 from paimon_pyspark.table.file_store_table import HASH_FIXED, FileStoreTable
 
 BUCKET_COLUMN = "_paimon_bucket"
+MAX_BYTES_PER_BATCH = "spark.sql.execution.arrow.maxBytesPerBatch"
 
 
 def write(
@@ -45,11 +46,21 @@ def write(
     ref, loaded = ensure_table(warehouse, table, df.schema, opts)
     job = WriteJob(ref)
     written = _plan(df, loaded, job)
+    conf = df.sparkSession.conf
+    previous = conf.get(MAX_BYTES_PER_BATCH, None)
+    # Spark's per-row Arrow size check halves the write's speed; batches are bounded by
+    # maxRecordsPerBatch anyway.
+    conf.set(MAX_BYTES_PER_BATCH, str(2**31 - 1))
     try:
         rows = written.collect()
     except BaseException:
         job.abort()
         raise
+    finally:
+        if previous is None:
+            conf.unset(MAX_BYTES_PER_BATCH)
+        else:
+            conf.set(MAX_BYTES_PER_BATCH, previous)
     results = [TaskResult.from_bytes(bytes(r[0])) for r in rows]
     return commit_or_abort(job, results)
 

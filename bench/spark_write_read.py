@@ -1,0 +1,544 @@
+"""Spark write and read throughput: the paimon Python Data Source vs Spark's own Parquet.
+
+One SparkSession on ``local[2]``, one cached DataFrame (``--rows`` rows: id bigint 0..N-1,
+v random double, s 16-char hex string, dt string with 4 values spread evenly), timed on the same
+session in the same run:
+
+- ours (format): ``df.write.format("paimon")`` into a fresh append table partitioned by dt
+  (bucket -1, parquet, zstd level 1), created beforehand with the catalog API (not timed);
+- ours (spark.write): ``paimon_pyspark.spark.write(df, warehouse, "db.t")`` the same way;
+- spark parquet: ``df.write.parquet`` with zstd at the same level (Paimon's default, 1);
+- reference only: ``df.write.partitionBy("dt").parquet``, the same layout as ours;
+- reads: ``spark.read.format("paimon").load()`` of the table the format write produced and
+  ``spark.read.parquet`` of Spark's files, each with one aggregate over every column (row count,
+  sum of id and v, total length of s and dt), which also checks the rows came back.
+
+The Java Paimon Spark connector cannot run here (no connector jar is available); the report
+says so instead of printing numbers. Every measurement warms up once, then takes the median of
+``--repeat`` runs, each into fresh directories; engines alternate within a run.
+
+Run: ``.venv/bin/python bench/spark_write_read.py [--rows N] [--repeat R]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+
+import pyarrow as pa
+import pyspark
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+import paimon_pyspark
+from paimon_pyspark.spark import register
+from paimon_pyspark.spark import write as spark_write
+
+PARTITIONS = ["2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04"]
+SCHEMA = pa.schema(
+    [("id", pa.int64()), ("v", pa.float64()), ("s", pa.string()), ("dt", pa.string())]
+)
+ZSTD_LEVEL = 1  # Paimon's default file.compression.zstd-level; Spark's writer is set to match
+TABLE = "db.t"
+
+# Targets from the issue.
+TARGET_WRITE_VS_SPARK = 0.8
+TARGET_READ_VS_SPARK = 0.6
+TARGET_READ_VS_JAVA = 1.0
+JAVA_CONNECTOR_NOTE = (
+    "not measurable on this machine: Maven Central here serves no paimon-spark connector jar "
+    "(only paimon-bundle, up to 1.4.2)"
+)
+
+
+# --- machine ------------------------------------------------------------------------------------
+
+
+def tree_cpu_seconds() -> float:
+    """CPU seconds (user + system) used so far by this process and all its descendants.
+
+    The tree is the driver, the JVM and Spark's Python workers; children that have exited are
+    counted through their parents' cutime/cstime. NaN where /proc is not available.
+    """
+    try:
+        stats: dict[int, tuple[int, float]] = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            fields = text[text.rindex(")") + 2 :].split()
+            ppid = int(fields[1])
+            ticks = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+            stats[int(entry)] = (ppid, float(ticks))
+    except OSError:
+        return float("nan")
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in stats.items():
+        children.setdefault(ppid, []).append(pid)
+    total, todo = 0.0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        if pid in stats:
+            total += stats[pid][1]
+        todo.extend(children.get(pid, []))
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def machine_facts(spark: SparkSession) -> list[tuple[str, str]]:
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    jvm = spark.sparkContext._jvm
+    java = jvm.System.getProperty("java.version") if jvm is not None else "?"
+    conf = spark.conf
+    return [
+        ("cpu", cpu),
+        ("cores", f"{os.cpu_count()} logical, {usable} usable by this process"),
+        ("spark", f"{pyspark.__version__}, {spark.sparkContext.master}, java {java}"),
+        ("python", f"{platform.python_version()} ({platform.platform()})"),
+        ("pyarrow", pa.__version__),
+        (
+            "arrow batches",
+            f"maxRecordsPerBatch = {conf.get('spark.sql.execution.arrow.maxRecordsPerBatch')}, "
+            f"maxBytesPerBatch = {conf.get(MAX_BYTES)} (spark.sql.execution.arrow.*)",
+        ),
+        (
+            "spark parquet",
+            f"codec {conf.get('spark.sql.parquet.compression.codec')}, "
+            f"zstd level {ZSTD_LEVEL} (parquet.compression.codec.zstd.level)",
+        ),
+    ]
+
+
+# --- session and data ---------------------------------------------------------------------------
+
+
+def start_spark(arrow_batch: int | None) -> SparkSession:
+    # Python workers must run this interpreter, where paimon_pyspark is installed.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("paimon_pyspark-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "4g")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.parquet.compression.codec", "zstd")
+        .config("spark.hadoop.parquet.compression.codec.zstd.level", str(ZSTD_LEVEL))
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    )
+    if arrow_batch is not None:
+        builder = builder.config("spark.sql.execution.arrow.maxRecordsPerBatch", str(arrow_batch))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    return spark
+
+
+def generate(spark: SparkSession, rows: int, partitions: int) -> DataFrame:
+    """The benchmark rows, cached; dt cycles row by row, so each value gets rows // 4 rows."""
+    values = ", ".join(f"'{p}'" for p in PARTITIONS)
+    df = spark.range(0, rows, numPartitions=partitions).selectExpr(
+        "id",
+        "rand(42) AS v",
+        "substr(md5(cast(id AS string)), 1, 16) AS s",
+        f"element_at(array({values}), cast(id % {len(PARTITIONS)} AS int) + 1) AS dt",
+    )
+    df = df.cache()
+    df.count()
+    return df
+
+
+@dataclass(frozen=True)
+class Totals:
+    """What reading every column back must give."""
+
+    rows: int
+    sum_id: int
+    sum_v: float
+    len_s: int
+    len_dt: int
+
+    def check(self, other: Totals, who: str) -> None:
+        exact = (self.rows, self.sum_id, self.len_s, self.len_dt)
+        got = (other.rows, other.sum_id, other.len_s, other.len_dt)
+        if exact != got:
+            raise AssertionError(f"{who} read back {other}, expected {self}")
+        if abs(other.sum_v - self.sum_v) > 1e-9 * max(1.0, abs(self.sum_v)):
+            raise AssertionError(f"{who} read back sum(v) = {other.sum_v}, expected {self.sum_v}")
+
+
+def totals(df: DataFrame) -> Totals:
+    """One action over every column: the read being timed."""
+    row = df.agg(
+        F.count(F.lit(1)),
+        F.sum("id"),
+        F.sum("v"),
+        F.sum(F.length("s")),
+        F.sum(F.length("dt")),
+    ).collect()[0]
+    rows, sum_id, sum_v, len_s, len_dt = (x or 0 for x in row)
+    return Totals(int(rows), int(sum_id), float(sum_v), int(len_s), int(len_dt))
+
+
+# --- what is timed ------------------------------------------------------------------------------
+
+
+@dataclass
+class Measure:
+    wall_s: list[float] = field(default_factory=list)
+    cpu_s: list[float] = field(default_factory=list)
+    data_bytes: int = 0
+    files: int = 0
+    tasks: int = 0
+
+    def add(self, wall: float, cpu: float) -> None:
+        self.wall_s.append(wall)
+        self.cpu_s.append(cpu)
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, float, object]:
+    """Wall-clock seconds and CPU seconds of the whole process tree for one call."""
+    gc.collect()
+    cpu = tree_cpu_seconds()
+    start = time.perf_counter()
+    out = fn()
+    wall = time.perf_counter() - start
+    return wall, tree_cpu_seconds() - cpu, out
+
+
+def data_files(root: str) -> list[str]:
+    return [
+        os.path.join(folder, name)
+        for folder, _dirs, names in os.walk(root)
+        for name in names
+        if name.endswith(".parquet") and not name.startswith(".")
+    ]
+
+
+def create_table(warehouse: str) -> None:
+    catalog = paimon_pyspark.CatalogFactory.create({"warehouse": warehouse})
+    catalog.create_database("db", ignore_if_exists=True)
+    catalog.create_table(
+        TABLE, paimon_pyspark.Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"])
+    )
+
+
+def check_table(warehouse: str, rows: int, who: str) -> tuple[int, int]:
+    """(files, bytes) of the one snapshot a write made; raises unless it holds ``rows`` rows."""
+    table = paimon_pyspark.CatalogFactory.create({"warehouse": warehouse}).get_table(TABLE)
+    if table.snapshot_manager.latest_id() != 1:
+        raise AssertionError(f"{who}: expected exactly one snapshot")
+    splits = table.new_read_builder().new_scan().plan().splits()
+    count = sum(s.row_count for s in splits)
+    if count != rows:
+        raise AssertionError(f"{who} wrote {count} rows, expected {rows}")
+    files = data_files(os.path.join(warehouse, "db.db", "t"))
+    return len(files), sum(os.path.getsize(f) for f in files)
+
+
+def check_parquet(spark: SparkSession, path: str, rows: int, who: str) -> tuple[int, int]:
+    count = spark.read.parquet(path).count()
+    if count != rows:
+        raise AssertionError(f"{who} wrote {count} rows, expected {rows}")
+    files = data_files(path)
+    return len(files), sum(os.path.getsize(f) for f in files)
+
+
+def paimon_df(spark: SparkSession, warehouse: str) -> DataFrame:
+    return spark.read.format("paimon").option("warehouse", warehouse).option("table", TABLE).load()
+
+
+MAX_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
+INT_MAX = 2**31 - 1
+# Rows marked * write with MAX_BYTES = INT_MAX: Spark then skips the Arrow size check it makes
+# after every row sent to Python (see bench/README.md); its record limit still bounds batches.
+WRITES = (
+    "ours format",
+    "ours spark.write",
+    "ours format*",
+    "ours spark.write*",
+    "spark parquet",
+    "spark parquet by dt",
+)
+READS = ("ours format", "spark parquet")
+
+
+def without_byte_cap(spark: SparkSession, fn: Callable[[], object]) -> Callable[[], object]:
+    def run() -> None:
+        previous = spark.conf.get(MAX_BYTES, None)
+        spark.conf.set(MAX_BYTES, str(INT_MAX))
+        try:
+            fn()
+        finally:
+            if previous is None:
+                spark.conf.unset(MAX_BYTES)
+            else:
+                spark.conf.set(MAX_BYTES, previous)
+
+    return run
+
+
+def read_totals(load: Callable[[], DataFrame]) -> Totals:
+    return totals(load())
+
+
+def run_once(
+    spark: SparkSession, df: DataFrame, expected: Totals, tmp_root: str | None
+) -> tuple[dict[str, tuple[float, float, int, int]], dict[str, tuple[float, float, int]]]:
+    """One round of every write and read, each into fresh directories."""
+    rows = expected.rows
+    root = tempfile.mkdtemp(prefix="spark-bench-", dir=tmp_root)
+    writes: dict[str, tuple[float, float, int, int]] = {}
+    reads: dict[str, tuple[float, float, int]] = {}
+    try:
+        dirs = {name: os.path.join(root, f"w{i}") for i, name in enumerate(WRITES)}
+
+        def format_write(warehouse: str) -> Callable[[], None]:
+            def run() -> None:
+                df.write.format("paimon").option("warehouse", warehouse).option(
+                    "table", TABLE
+                ).mode("append").save()
+
+            return run
+
+        def api_write(warehouse: str) -> Callable[[], object]:
+            return lambda: spark_write(df, warehouse, TABLE)
+
+        def parquet_write(path: str, by_dt: bool) -> Callable[[], object]:
+            writer = df.write.mode("overwrite")
+            return lambda: (writer.partitionBy("dt") if by_dt else writer).parquet(path)
+
+        jobs: dict[str, Callable[[], object]] = {
+            "ours format": format_write(dirs["ours format"]),
+            "ours spark.write": api_write(dirs["ours spark.write"]),
+            "ours format*": without_byte_cap(spark, format_write(dirs["ours format*"])),
+            "ours spark.write*": without_byte_cap(spark, api_write(dirs["ours spark.write*"])),
+            "spark parquet": parquet_write(dirs["spark parquet"], by_dt=False),
+            "spark parquet by dt": parquet_write(dirs["spark parquet by dt"], by_dt=True),
+        }
+        for name, job in jobs.items():
+            ours = name.startswith("ours")
+            if ours:
+                create_table(dirs[name])
+            wall, cpu, _ = timed(job)
+            if ours:
+                files, size = check_table(dirs[name], rows, name)
+            else:
+                files, size = check_parquet(spark, dirs[name], rows, name)
+            writes[name] = (wall, cpu, files, size)
+
+        sources = {
+            "ours format": lambda: paimon_df(spark, dirs["ours format"]),
+            "spark parquet": lambda: spark.read.parquet(dirs["spark parquet"]),
+        }
+        for name, load in sources.items():
+            tasks = load().rdd.getNumPartitions()
+            wall, cpu, got = timed(partial(read_totals, load))
+            assert isinstance(got, Totals)
+            expected.check(got, f"{name} read")
+            reads[name] = (wall, cpu, tasks)
+        return writes, reads
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def run(
+    spark: SparkSession, df: DataFrame, expected: Totals, repeat: int, tmp_root: str | None
+) -> tuple[dict[str, Measure], dict[str, Measure]]:
+    print("  warm-up ...", file=sys.stderr)
+    run_once(spark, df, expected, tmp_root)
+    writes = {name: Measure() for name in WRITES}
+    reads = {name: Measure() for name in READS}
+    for i in range(repeat):
+        print(f"  run {i + 1}/{repeat} ...", file=sys.stderr)
+        w, r = run_once(spark, df, expected, tmp_root)
+        for name, (wall, cpu, files, size) in w.items():
+            writes[name].add(wall, cpu)
+            writes[name].files, writes[name].data_bytes = files, size
+        for name, (wall, cpu, tasks) in r.items():
+            reads[name].add(wall, cpu)
+            reads[name].tasks = tasks
+    return writes, reads
+
+
+# --- report -------------------------------------------------------------------------------------
+
+
+def rate(rows: int, seconds: list[float]) -> float:
+    return rows / statistics.median(seconds) if seconds else float("nan")
+
+
+def fmt_rate(value: float) -> str:
+    return "n/a" if value != value else f"{value / 1e6:,.2f} M"
+
+
+def fmt_ratio(value: float) -> str:
+    return "n/a" if value != value else f"{value:.2f}x"
+
+
+def verdict(value: float, target: float) -> str:
+    return "n/a" if value != value else ("MET" if value >= target else "NOT MET")
+
+
+def report(
+    spark: SparkSession,
+    rows: int,
+    repeat: int,
+    partitions: int,
+    writes: dict[str, Measure],
+    reads: dict[str, Measure],
+    loads: tuple[str, str],
+) -> None:
+    print()
+    print(
+        f"Spark append-table write/read: {rows:,} rows in {partitions} cached partitions, "
+        f"median of {repeat} (after 1 warm-up)"
+    )
+    for key, value in machine_facts(spark):
+        print(f"  {key:<14} {value}")
+    print(f"  {'load average':<14} {loads[0]} before, {loads[1]} after (1, 5, 15 min)")
+    print()
+    header = (
+        f"{'':<26}{'median s':>9}{'cpu s':>8}{'rows/s':>11}{'MB':>8}{'files':>7}{'tasks':>7}"
+        "   runs (s)"
+    )
+    print(header)
+    print("-" * len(header))
+    for op, results in (("write", writes), ("read", reads)):
+        for name, m in results.items():
+            label = f"{name} {op}"
+            size = f"{m.data_bytes / 1e6:.1f}" if op == "write" else ""
+            files = str(m.files) if op == "write" else ""
+            tasks = str(m.tasks) if op == "read" else str(partitions)
+            print(
+                f"{label:<26}{statistics.median(m.wall_s):>9.3f}{statistics.median(m.cpu_s):>8.2f}"
+                f"{fmt_rate(rate(rows, m.wall_s)):>11}{size:>8}{files:>7}{tasks:>7}   "
+                + " ".join(f"{s:.3f}" for s in m.wall_s)
+            )
+    print(f"{'java connector':<26}{JAVA_CONNECTOR_NOTE}")
+    print("  cpu s: driver + JVM + Python workers; 'by dt': a reference with our layout")
+    print(f"  *: written with {MAX_BYTES} = {INT_MAX} (no per-row Arrow size check)")
+
+    def ratio(ours: Measure, theirs: Measure) -> tuple[float, float]:
+        """(rows/s ratio from wall-clock medians, the same from tree CPU medians)."""
+        wall = statistics.median(theirs.wall_s) / statistics.median(ours.wall_s)
+        cpu = statistics.median(theirs.cpu_s) / statistics.median(ours.cpu_s)
+        return wall, cpu
+
+    pq_write = writes["spark parquet"]
+    fmt_w, fmt_w_cpu = ratio(writes["ours format"], pq_write)
+    api_w, api_w_cpu = ratio(writes["ours spark.write"], pq_write)
+    fmt_u, fmt_u_cpu = ratio(writes["ours format*"], pq_write)
+    api_u, api_u_cpu = ratio(writes["ours spark.write*"], pq_write)
+    ref_w, ref_w_cpu = ratio(writes["spark parquet by dt"], pq_write)
+    ours_r, ours_r_cpu = ratio(reads["ours format"], reads["spark parquet"])
+    print()
+    print(f"{'ratio (rows/s)':<48}{'wall':>7}{'cpu':>7}")
+    for label, wall, cpu in (
+        ("ours format write       / spark parquet write", fmt_w, fmt_w_cpu),
+        ("ours spark.write write  / spark parquet write", api_w, api_w_cpu),
+        ("ours format* write      / spark parquet write", fmt_u, fmt_u_cpu),
+        ("ours spark.write* write / spark parquet write", api_u, api_u_cpu),
+        ("spark parquet by dt     / spark parquet write", ref_w, ref_w_cpu),
+        ("ours format read        / spark parquet read", ours_r, ours_r_cpu),
+    ):
+        print(f"  {label:<46}{fmt_ratio(wall):>7}{fmt_ratio(cpu):>7}")
+    print("  (cpu: the same ratio from CPU seconds, steadier when the machine is shared)")
+    print()
+    print("targets (from the issue)")
+    t_w, t_r = TARGET_WRITE_VS_SPARK, TARGET_READ_VS_SPARK
+    print(
+        f"  write (format)      >= {t_w:.1f}x spark parquet write: {fmt_ratio(fmt_w):>7}  "
+        + verdict(fmt_w, t_w)
+    )
+    print(
+        f"  write (spark.write) >= {t_w:.1f}x spark parquet write: {fmt_ratio(api_w):>7}  "
+        + verdict(api_w, t_w)
+    )
+    print(
+        f"  read                >= {t_r:.1f}x spark parquet read:  {fmt_ratio(ours_r):>7}  "
+        + verdict(ours_r, t_r)
+    )
+    print(
+        f"  read                >= {TARGET_READ_VS_JAVA:.1f}x java connector read:     n/a  "
+        "n/a (java connector not measurable here)"
+    )
+    print(
+        f"  (with *: write (format) {fmt_ratio(fmt_u)} {verdict(fmt_u, t_w)}, "
+        f"write (spark.write) {fmt_ratio(api_u)} {verdict(api_u, t_w)})"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=5_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--partitions", type=int, default=2, help="partitions of the cached DataFrame (default 2)"
+    )
+    parser.add_argument(
+        "--arrow-batch",
+        type=int,
+        default=None,
+        help="spark.sql.execution.arrow.maxRecordsPerBatch (default: Spark's, 10000)",
+    )
+    parser.add_argument("--tmpdir", default=None, help="where tables and files go (default: TMP)")
+    args = parser.parse_args()
+    if args.rows < len(PARTITIONS) or args.repeat < 1 or args.partitions < 1:
+        parser.error("need --rows >= 4, --repeat >= 1 and --partitions >= 1")
+
+    load_before = load_average()
+    print("starting spark ...", file=sys.stderr)
+    spark = start_spark(args.arrow_batch)
+    try:
+        print(f"generating and caching {args.rows:,} rows ...", file=sys.stderr)
+        df = generate(spark, args.rows, args.partitions)
+        expected = totals(df)
+        writes, reads = run(spark, df, expected, args.repeat, args.tmpdir)
+        report(
+            spark,
+            args.rows,
+            args.repeat,
+            args.partitions,
+            writes,
+            reads,
+            (load_before, load_average()),
+        )
+        df.unpersist()
+    finally:
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
