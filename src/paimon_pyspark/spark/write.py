@@ -47,20 +47,19 @@ def write(
     job = WriteJob(ref)
     written = _plan(df, loaded, job)
     conf = df.sparkSession.conf
-    previous = conf.get(MAX_BYTES_PER_BATCH, None)
-    # Spark's per-row Arrow size check halves the write's speed; batches are bounded by
-    # maxRecordsPerBatch anyway.
-    conf.set(MAX_BYTES_PER_BATCH, str(2**31 - 1))
+    # Spark's per-row Arrow size check halves the write's speed; batches stay bounded by
+    # maxRecordsPerBatch. A value the user set on purpose is kept.
+    lift = conf.get(MAX_BYTES_PER_BATCH, None) is None
+    if lift:
+        conf.set(MAX_BYTES_PER_BATCH, str(2**31 - 1))
     try:
         rows = written.collect()
     except BaseException:
         job.abort()
         raise
     finally:
-        if previous is None:
+        if lift:
             conf.unset(MAX_BYTES_PER_BATCH)
-        else:
-            conf.set(MAX_BYTES_PER_BATCH, previous)
     results = [TaskResult.from_bytes(bytes(r[0])) for r in rows]
     return commit_or_abort(job, results)
 
