@@ -33,41 +33,16 @@ from paimon_pyspark.types.data_types import (
 )
 
 EXTENSIONS = {"parquet": "parquet", "orc": "orc", "avro": "avro"}
-_PARQUET_CODECS = {"zstd", "snappy", "gzip", "lz4", "brotli", "none", "uncompressed"}
 
 
-def write_file(
-    file_io: FileIO,
-    path: str,
-    table: pa.Table,
-    fmt: str,
-    compression: str,
-    zstd_level: int,
-    fields: list[DataField],
+def write_avro_file(
+    file_io: FileIO, path: str, table: pa.Table, fields: list[DataField], compression: str
 ) -> int:
-    """Write ``table`` to ``path``; returns the file size in bytes."""
-    if fmt == "parquet":
-        codec = "none" if compression in ("none", "uncompressed") else compression
-        if codec not in _PARQUET_CODECS:
-            raise UnsupportedOptionError(f"file.compression '{compression}' for parquet")
-        with file_io.open_output(path) as out:
-            pq.write_table(
-                table,
-                out,
-                compression=codec,
-                compression_level=zstd_level if codec == "zstd" else None,
-                store_decimal_as_integer=True,
-                row_group_size=1024 * 1024,
-            )
-    elif fmt == "orc":
-        codec = "uncompressed" if compression == "none" else compression
-        with file_io.open_output(path) as out:
-            porc.write_table(to_orc_table(table), out, compression=codec)
-    elif fmt == "avro":
-        data = _encode_avro(table, fields, compression)
-        file_io.write_bytes(path, data)
-    else:
-        raise UnsupportedOptionError(f"file.format '{fmt}' is not supported.")
+    """Write ``table`` as an Avro data file; returns its size in bytes.
+
+    Parquet and ORC are streamed by format/writers.py; Avro is encoded whole, row by row.
+    """
+    file_io.write_bytes(path, _encode_avro(table, fields, compression))
     return file_io.file_size(path)
 
 

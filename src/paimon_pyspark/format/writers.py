@@ -15,7 +15,7 @@ import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
 from paimon_pyspark.errors import UnsupportedOptionError
-from paimon_pyspark.format.files import to_orc_table, write_file
+from paimon_pyspark.format.files import to_orc_table, write_avro_file
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.types.data_types import DataField
 
@@ -86,15 +86,7 @@ class FormatWriter:
         if self.fmt == "avro":
             table = pa.concat_tables(self._pending) if self._pending else None
             assert table is not None
-            return write_file(
-                self.file_io,
-                self.path,
-                table,
-                "avro",
-                self.compression,
-                self.zstd_level,
-                self.fields,
-            )
+            return write_avro_file(self.file_io, self.path, table, self.fields, self.compression)
         self._writer.close()
         assert self._out is not None
         self._out.close()
