@@ -1,0 +1,1 @@
+"""The LSM merge tree of primary-key tables: ordering of records and the merge engines."""
