@@ -125,6 +125,24 @@ def test_filters_and_time_travel_through_spark_read(
     assert first.count() == 300
 
 
+def test_a_read_schema_selects_columns(
+    spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
+) -> None:
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"]))
+    write(_df(spark, 300), warehouse, "db.t")
+    reader = spark.read.format("paimon").option("warehouse", warehouse).option("table", "db.t")
+    df = reader.schema("DT string, id bigint").load()
+    assert df.columns == ["DT", "id"]
+    rows = sorted((r["id"], r["DT"]) for r in df.collect())
+    assert rows == [(i, d) for i, _, d in _expected(300)]
+    with pytest.raises(Exception, match="fields \\['nope'\\] that the table does not have"):
+        reader.schema("id bigint, nope string").load().collect()
+
+
+def test_register_lifts_the_arrow_byte_limit_unless_set(spark: SparkSession) -> None:
+    assert spark.conf.get("spark.sql.execution.arrow.maxBytesPerBatch") == str(2**31 - 1)
+
+
 def test_failing_task_leaves_no_snapshot_and_no_files(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:

@@ -10,6 +10,8 @@ the bucket reads as if one writer wrote it. Reads are one input partition per sp
 Filters are not pushed down: pyspark 4.3 keeps the reader that ``pushFilters`` configured on the
 relation and reuses it for a later query on the same DataFrame or view that pushes no filter, so
 a pushed predicate would silently drop rows from that query. Spark filters the rows itself.
+Nor does Spark prune columns for a Python source; a schema given to the reader
+(``spark.read.format("paimon").schema("id BIGINT, amount DOUBLE")``) reads only those columns.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from paimon_pyspark.errors import CatalogError, UnsupportedOptionError
+from paimon_pyspark.errors import CatalogError, SchemaMismatchError, UnsupportedOptionError
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.tables import ensure_table, table_options
@@ -122,6 +124,7 @@ class PaimonReader(DataSourceReader):
     def __init__(self, ref: TableRef, schema: StructType) -> None:
         self.ref = ref
         self.arrow_schema = spark_arrow_schema(schema)
+        self.projection = _projection(ref.load().field_names, schema.fieldNames(), ref.identifier)
 
     def partitions(self) -> Sequence[InputPartition]:
         rb = self.ref.load().new_read_builder()
@@ -130,9 +133,21 @@ class PaimonReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:  # Spark reads one empty partition when we plan none
             return
-        rb = self.ref.load().new_read_builder()
+        rb = self.ref.load().new_read_builder().with_projection(self.projection)
         reader = rb.new_read().to_arrow_batch_reader([partition.value])
         target = self.arrow_schema
         for batch in reader:
             columns = [batch.column(i).cast(target.field(i).type) for i in range(batch.num_columns)]
             yield pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+def _projection(table_fields: list[str], wanted: list[str], identifier: str) -> list[str]:
+    """Table fields for the reader's schema, matched case-insensitively as Spark matches."""
+    by_lower = {f.lower(): f for f in table_fields}
+    unknown = [w for w in wanted if w not in table_fields and w.lower() not in by_lower]
+    if unknown:
+        raise SchemaMismatchError(
+            f"Table '{identifier}': the read schema names fields {unknown} that the table does "
+            f"not have (fields: {table_fields})."
+        )
+    return [w if w in table_fields else by_lower[w.lower()] for w in wanted]
