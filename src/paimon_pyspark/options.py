@@ -30,6 +30,11 @@ SCAN_SNAPSHOT_ID = "scan.snapshot-id"
 COMMIT_MAX_RETRIES = "commit.max-retries"
 COMMIT_MIN_RETRY_WAIT = "commit.min-retry-wait"
 COMMIT_MAX_RETRY_WAIT = "commit.max-retry-wait"
+ROWKIND_FIELD = "rowkind.field"
+SEQUENCE_FIELD = "sequence.field"
+DATA_FILE_THIN_MODE = "data-file.thin-mode"
+WRITE_BUFFER_SIZE = "write-buffer-size"
+MERGE_ENGINE = "merge-engine"
 
 # Options whose non-default value changes the data or its reading and is not implemented yet.
 _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
@@ -38,7 +43,6 @@ _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
     "row-tracking.enabled": {"false"},
     "data-evolution.enabled": {"false"},
     "bucket-function.type": {"default"},
-    "data-file.thin-mode": {"false"},
     "file.suffix.include.compression": {"false"},
     "partial-update.remove-record-on-delete": {"false"},
     "metadata.stats-dense-store": {"true"},
@@ -46,8 +50,6 @@ _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
 _UNSUPPORTED_KEYS = {
     "data-file.external-paths",
     "data-file.path-directory",
-    "sequence.field",
-    "rowkind.field",
     "record-level.expire-time",
     "scan.timestamp-millis",
     "scan.timestamp",
@@ -143,6 +145,33 @@ class CoreOptions:
     def scan_snapshot_id(self) -> int | None:
         raw = self.options.get(SCAN_SNAPSHOT_ID)
         return None if raw is None else self._int(SCAN_SNAPSHOT_ID, 0)
+
+    @property
+    def rowkind_field(self) -> str | None:
+        """The string column whose value (+I, -U, +U, -D) is each row's kind (PK tables)."""
+        raw = self.options.get(ROWKIND_FIELD)
+        return raw.strip() if raw and raw.strip() else None
+
+    @property
+    def sequence_fields(self) -> list[str]:
+        """User columns that order the records of a key before ``_SEQUENCE_NUMBER``."""
+        raw = self.options.get(SEQUENCE_FIELD)
+        return [s.strip() for s in raw.split(",") if s.strip()] if raw else []
+
+    @property
+    def data_file_thin_mode(self) -> bool:
+        """PK data files without the ``_KEY_`` copies of the key columns (Java 1.0+ readers)."""
+        return (self.options.get(DATA_FILE_THIN_MODE) or "false").strip().lower() == "true"
+
+    @property
+    def write_buffer_size(self) -> int:
+        """Arrow bytes a PK bucket writer buffers before it flushes a sorted run (256 mb)."""
+        raw = self.options.get(WRITE_BUFFER_SIZE)
+        return 256 * 1024 * 1024 if raw is None else parse_memory_size(raw, WRITE_BUFFER_SIZE)
+
+    @property
+    def merge_engine(self) -> str:
+        return (self.options.get(MERGE_ENGINE) or "deduplicate").strip().lower()
 
     @property
     def commit_max_retries(self) -> int:

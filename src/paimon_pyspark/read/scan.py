@@ -1,8 +1,15 @@
 """Scan planning: from a snapshot to the splits that hold the rows asked for.
 
 Mirrors org.apache.paimon.table.source.{DataTableBatchScan, DataSplit} and the file skipping of
-org.apache.paimon.operation.AppendOnlyFileStoreScan: manifests are pruned by partition stats,
-entries by partition value and by each file's value stats, then files are packed per bucket.
+org.apache.paimon.operation.{AppendOnlyFileStoreScan, KeyValueFileStoreScan}: manifests are
+pruned by partition stats, entries by partition value, then
+
+* append tables: files by their value stats, packed per bucket into ~128 MiB splits;
+* primary-key tables: files by the stats of their key fields only (a newer file of a key must
+  never be skipped while an older one is read), buckets as a whole by value stats (a bucket is
+  dropped when no file can match, files one by one only when they form one sorted run above
+  level 0), and every bucket is one split, since the merge needs all its files. With
+  ``merge-engine = first-row`` level-0 files are skipped (Java's batchScanSkipLevel0).
 """
 
 from __future__ import annotations
@@ -66,12 +73,18 @@ class TableScan:
         self.limit = limit
         keys = set(table.partition_keys)
         self.partition_predicate = predicate.extract(keys) if predicate and keys else None
+        self.primary_key = bool(table.primary_keys)
+        trimmed = set(table.table_schema.trimmed_primary_keys())
+        self.key_predicate = predicate.extract(trimmed) if predicate and self.primary_key else None
+        self.merge_engine = table.options.merge_engine
 
     def plan(self) -> Plan:
         snapshot = self._snapshot()
         if snapshot is None:
             return Plan(None, ())
         entries = self._entries(snapshot)
+        if self.primary_key:
+            return Plan(snapshot.id, tuple(self._pk_splits(snapshot.id, entries)))
         return Plan(snapshot.id, tuple(self._pack(snapshot.id, entries)))
 
     def _snapshot(self) -> Snapshot | None:
@@ -92,8 +105,11 @@ class TableScan:
         merged = merge_entries(mio.read_entries(metas))
         partition_ok: dict[bytes, bool] = {}
         out = []
+        skip_level0 = self.primary_key and self.merge_engine == "first-row"
         for e in merged:
             if e.kind != 0 or (e.bucket < 0 and e.bucket == -2):
+                continue
+            if skip_level0 and e.file.level == 0:
                 continue
             ok = partition_ok.get(e.partition)
             if ok is None:
@@ -126,11 +142,54 @@ class TableScan:
         )
 
     def _keep_file(self, f: DataFileMeta) -> bool:
+        if self.primary_key:
+            return self._keep_by_key(f)
+        return self._keep_by_value(f)
+
+    def _keep_by_value(self, f: DataFileMeta) -> bool:
         if self.predicate is None:
             return True
         schema = self.table.schema_manager.schema(f.schema_id)
         stats = self._file_stats(f, schema)
         return self.predicate.test_stats(stats, f.row_count)
+
+    def _keep_by_key(self, f: DataFileMeta) -> bool:
+        """Key stats cover the trimmed primary key of the schema the file was written with."""
+        if self.key_predicate is None:
+            return True
+        schema = self.table.schema_manager.schema(f.schema_id)
+        key_fields = [schema.field(k) for k in schema.trimmed_primary_keys()]
+        decoded = self._decode_stats(
+            f.key_stats.min_values,
+            f.key_stats.max_values,
+            f.key_stats.null_counts,
+            [fd.name for fd in key_fields],
+            [fd.type for fd in key_fields],
+        )
+        current_by_id = {fd.id: fd.name for fd in self.table.fields}
+        stats = {
+            current_by_id[fd.id]: decoded[fd.name]
+            for fd in key_fields
+            if fd.id in current_by_id and fd.name in decoded
+        }
+        return self.key_predicate.test_stats(stats, f.row_count)
+
+    def _keep_bucket_files(self, files: list[DataFileMeta]) -> list[DataFileMeta]:
+        """Value-stats filtering of one bucket of a primary-key table (whole-bucket filter).
+
+        Files forming one sorted run above level 0 hold distinct keys: each is kept or dropped
+        on its own. Otherwise a merged row comes from one of the records of its key, so for
+        deduplicate and first-row the bucket can go only when no file can match; partial-update
+        and aggregation build rows from several records and keep every file.
+        """
+        if self.predicate is None or not files:
+            return files
+        levels = {f.level for f in files}
+        if len(files) == 1 or (len(levels) == 1 and 0 not in levels):
+            return [f for f in files if self._keep_by_value(f)]
+        if self.merge_engine not in ("deduplicate", "first-row"):
+            return files
+        return files if any(self._keep_by_value(f) for f in files) else []
 
     def _file_stats(self, f: DataFileMeta, schema: TableSchema) -> dict[str, FieldStats]:
         """Value stats of ``f`` keyed by the *current* name of each field (matched by id)."""
@@ -176,6 +235,28 @@ class TableScan:
             for n, lo, hi, c in zip(names, mins, maxs, counts, strict=False)
         }
 
+    def _bucket_path(self, partition_values: tuple[Any, ...], bucket: int) -> str:
+        rel = self.table.partition_rel_path(list(partition_values))
+        base = f"{self.table.path}/{rel}" if rel else self.table.path
+        return f"{base}/bucket-{bucket}"
+
+    def _pk_splits(self, snapshot_id: int, entries: list[ManifestEntry]) -> list[DataSplit]:
+        """One split per (partition, bucket): merge-on-read needs every file of a bucket."""
+        groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        for e in entries:
+            groups.setdefault((e.partition, e.bucket), []).append(e.file)
+        types = self.table.partition_types
+        splits = []
+        for (partition, bucket), group in groups.items():
+            files = self._keep_bucket_files(group)
+            if not files:
+                continue
+            files.sort(key=lambda f: (f.level, f.min_sequence_number))
+            values = tuple(deserialize_with_arity(partition, types))
+            path = self._bucket_path(values, bucket)
+            splits.append(DataSplit(snapshot_id, partition, values, bucket, path, tuple(files)))
+        return splits
+
     def _pack(self, snapshot_id: int, entries: list[ManifestEntry]) -> list[DataSplit]:
         """Group files per (partition, bucket) and pack them into splits of ~128 MiB."""
         groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
@@ -186,9 +267,7 @@ class TableScan:
         types = self.table.partition_types
         for (partition, bucket), files in groups.items():
             values = tuple(deserialize_with_arity(partition, types))
-            rel = self.table.partition_rel_path(list(values))
-            base = f"{self.table.path}/{rel}" if rel else self.table.path
-            bucket_path = f"{base}/bucket-{bucket}"
+            bucket_path = self._bucket_path(values, bucket)
             files.sort(key=lambda f: f.min_sequence_number)
             pack: list[DataFileMeta] = []
             weight = 0

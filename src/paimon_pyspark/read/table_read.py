@@ -1,26 +1,28 @@
 """TableRead: splits in, Arrow out.
 
-Mirrors org.apache.paimon.table.source.TableRead for append tables (raw-convertible splits):
-each data file is read with only the columns needed, mapped from the schema it was written with
-to the current one by field id, filtered exactly, then projected. Files are read concurrently.
+Mirrors org.apache.paimon.table.source.TableRead. Append tables (raw-convertible splits): each
+data file is read with only the columns needed, mapped from the schema it was written with to
+the current one by field id, filtered exactly, then projected; files are read concurrently.
+Primary-key tables: each split (one bucket) is merged per key first (read/kv_read.py), then
+filtered and projected; splits are read concurrently.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from paimon_pyspark.format.files import read_file
+from paimon_pyspark.merge.merge_function import MergeSettings
+from paimon_pyspark.read.kv_read import merge_read, read_data_file
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
-from paimon_pyspark.types.arrow import to_arrow_schema, to_arrow_type
-from paimon_pyspark.types.data_types import CharType, DataField
+from paimon_pyspark.types.arrow import to_arrow_type
 
 if TYPE_CHECKING:
     from paimon_pyspark.table.file_store_table import FileStoreTable
@@ -36,7 +38,7 @@ class TableRead:
         predicate: Predicate | None,
         limit: int | None,
     ) -> None:
-        table.check_append_only("reading")
+        table.check_readable()
         self.table = table
         self.projection = list(projection) if projection is not None else table.field_names
         self.predicate = predicate
@@ -49,16 +51,12 @@ class TableRead:
             [pa.field(f.name, to_arrow_type(f.type), f.type.nullable) for f in self.output_fields]
         )
         self._filter = predicate.to_arrow_expression() if predicate else None
+        self._merge_settings = MergeSettings.from_table(table) if table.primary_keys else None
 
     def to_arrow(self, splits: Sequence[DataSplit]) -> pa.Table:
-        tasks = [(s, f) for s in splits for f in s.files]
-        if not tasks:
+        parts = list(self._parts(splits))
+        if not parts:
             return self.output_schema.empty_table()
-        if len(tasks) == 1:
-            parts = [self._read_one(*tasks[0])]
-        else:
-            with ThreadPoolExecutor(max_workers=min(_READ_THREADS, len(tasks))) as pool:
-                parts = list(pool.map(lambda t: self._read_one(*t), tasks))
         result = pa.concat_tables(parts)
         if self.limit is not None and result.num_rows > self.limit:
             result = result.slice(0, self.limit)
@@ -70,50 +68,45 @@ class TableRead:
     def to_pandas(self, splits: Sequence[DataSplit]) -> pd.DataFrame:
         return self.to_arrow(splits).to_pandas()
 
+    def _parts(self, splits: Sequence[DataSplit]) -> list[pa.Table]:
+        """Every split's rows, read concurrently: per file, or per merged bucket."""
+        if self._merge_settings is not None:
+            tasks: list[Callable[[], pa.Table]] = [partial(self._read_merged, s) for s in splits]
+        else:
+            tasks = [partial(self._read_one, s, f) for s in splits for f in s.files]
+        if len(tasks) <= 1:
+            return [t() for t in tasks]
+        with ThreadPoolExecutor(max_workers=min(_READ_THREADS, len(tasks))) as pool:
+            return list(pool.map(lambda t: t(), tasks))
+
+    def _units(self, splits: Sequence[DataSplit]) -> Iterator[pa.Table]:
+        for split in splits:
+            if self._merge_settings is not None:
+                yield self._read_merged(split)
+            else:
+                for f in split.files:
+                    yield self._read_one(split, f)
+
     def _batches(self, splits: Sequence[DataSplit]) -> Iterator[pa.RecordBatch]:
         remaining = self.limit
-        for split in splits:
-            for f in split.files:
-                table = self._read_one(split, f)
-                if remaining is not None:
-                    table = table.slice(0, remaining)
-                    remaining -= table.num_rows
-                yield from table.to_batches()
-                if remaining is not None and remaining <= 0:
-                    return
+        for table in self._units(splits):
+            if remaining is not None:
+                table = table.slice(0, remaining)
+                remaining -= table.num_rows
+            yield from table.to_batches()
+            if remaining is not None and remaining <= 0:
+                return
 
     def _read_one(self, split: DataSplit, f: DataFileMeta) -> pa.Table:
-        file_schema = self.table.schema_manager.schema(f.schema_id)
-        file_by_id = {fd.id: fd for fd in file_schema.fields}
-        columns: list[tuple[DataField, DataField | None]] = [
-            (cur, file_by_id.get(cur.id)) for cur in self.read_fields
-        ]
-        present = [old.name for _, old in columns if old is not None]
-        fmt = f.file_name.rsplit(".", 1)[-1].lower()
-        if fmt not in ("parquet", "orc", "avro"):
-            fmt = self.table.options.file_format
-        data = read_file(
-            self.table.file_io,
-            f"{split.bucket_path}/{f.file_name}",
-            fmt,
-            present,
-            to_arrow_schema(file_schema.fields),
-        )
-        arrays = []
-        for cur, old in columns:
-            target = to_arrow_type(cur.type)
-            if old is None:
-                arrays.append(pa.nulls(data.num_rows, target))
-                continue
-            column = data.column(old.name)
-            if fmt == "orc" and isinstance(old.type, CharType) and not old.type.variable:
-                # Java's ORC writer pads CHAR(n) values and its reader strips the padding.
-                column = pc.utf8_rtrim(column, characters=" ")
-            arrays.append(column if column.type == target else column.cast(target))
-        schema = pa.schema(
-            [pa.field(c.name, to_arrow_type(c.type), c.type.nullable) for c, _ in columns]
-        )
-        table = pa.Table.from_arrays(arrays, schema=schema)
+        table = read_data_file(self.table, split.bucket_path, f, self.read_fields)
+        if self._filter is not None:
+            table = table.filter(self._filter)
+        return table.select(self.projection)
+
+    def _read_merged(self, split: DataSplit) -> pa.Table:
+        """A primary-key split: merge its files per key, then filter and project."""
+        assert self._merge_settings is not None
+        table = merge_read(self.table, split.bucket_path, split.files, self._merge_settings)
         if self._filter is not None:
             table = table.filter(self._filter)
         return table.select(self.projection)

@@ -14,16 +14,17 @@ import pyarrow as pa
 
 from paimon_pyspark import options as opts
 from paimon_pyspark.commit.file_store_commit import CommitSettings, FileStoreCommit
-from paimon_pyspark.errors import OptionError, UnsupportedOptionError
+from paimon_pyspark.errors import OptionError, SchemaError, UnsupportedOptionError
 from paimon_pyspark.format.files import check_format_types
 from paimon_pyspark.fs.file_io import FileIO
+from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.table.managers import SchemaManager, SnapshotManager
 from paimon_pyspark.table.manifest_io import ManifestIO
 from paimon_pyspark.table.paths import partition_path, partition_value_string
 from paimon_pyspark.types.arrow import to_arrow_schema
-from paimon_pyspark.types.data_types import DataField, DataType
+from paimon_pyspark.types.data_types import CharType, DataField, DataType
 from paimon_pyspark.write.write_builder import BatchWriteBuilder
 
 IMMUTABLE_OPTIONS = (
@@ -130,6 +131,67 @@ class FileStoreTable:
                 "paimon_pyspark yet."
             )
 
+    def check_readable(self) -> None:
+        """Append tables, and primary-key tables with fixed buckets, are read."""
+        self._check_primary_key_table("reading")
+
+    def check_writable(self) -> None:
+        """Append tables (unaware or fixed buckets) and fixed-bucket PK tables are written."""
+        mode = self.bucket_mode
+        if mode not in (BUCKET_UNAWARE, HASH_FIXED):
+            raise UnsupportedOptionError(
+                f"Table '{self.name}': writing bucket mode {mode} is not supported by "
+                "paimon_pyspark yet."
+            )
+        self._check_primary_key_table("writing to")
+        if not self.primary_keys:
+            for key in (opts.ROWKIND_FIELD, opts.SEQUENCE_FIELD):
+                if self.options.get(key):
+                    raise UnsupportedOptionError(
+                        f"Table '{self.name}': option '{key}' applies to primary-key tables "
+                        "only; this table has no primary key."
+                    )
+
+    def _check_primary_key_table(self, action: str) -> None:
+        if not self.primary_keys:
+            return
+        mode = self.bucket_mode
+        if mode != HASH_FIXED:
+            raise UnsupportedOptionError(
+                f"Table '{self.name}': {action} primary-key tables in bucket mode {mode} "
+                "(bucket = -1 or -2) is not supported by paimon_pyspark yet; use bucket = N."
+            )
+        missing = [k for k in self.partition_keys if k not in self.primary_keys]
+        if missing:
+            raise SchemaError(
+                f"Table '{self.name}': primary key {self.primary_keys} must include every "
+                f"partition key {self.partition_keys} (missing {missing}) in fixed-bucket mode; "
+                "Java Paimon refuses such a table too (cross-partition upsert needs bucket = -1)."
+            )
+        if not self.table_schema.trimmed_primary_keys():
+            raise SchemaError(
+                f"Table '{self.name}': primary key {self.primary_keys} must not be the same "
+                f"as the partition keys {self.partition_keys}."
+            )
+        rowkind = self.options.rowkind_field
+        if rowkind is not None:
+            if rowkind not in self.field_names:
+                raise OptionError(
+                    f"Table '{self.name}': 'rowkind.field' = '{rowkind}' is not a column "
+                    f"(columns: {self.field_names})."
+                )
+            if not isinstance(self.table_schema.field(rowkind).type, CharType):
+                raise OptionError(
+                    f"Table '{self.name}': 'rowkind.field' '{rowkind}' must be a string "
+                    f"column, it is {self.table_schema.field(rowkind).type}."
+                )
+        for f in self.options.sequence_fields:
+            if f not in self.field_names:
+                raise OptionError(
+                    f"Table '{self.name}': 'sequence.field' '{f}' is not a column "
+                    f"(columns: {self.field_names})."
+                )
+
     # --- builders ----------------------------------------------------------------------------
 
     def new_batch_write_builder(self, commit_user: str | None = None) -> BatchWriteBuilder:
@@ -138,6 +200,28 @@ class FileStoreTable:
 
     def new_read_builder(self) -> ReadBuilder:
         return ReadBuilder(self)
+
+    def delete(self, predicate: Predicate | None, commit_user: str | None = None) -> int:
+        """Delete the rows matching ``predicate`` (every row if None); one snapshot.
+
+        Primary-key tables only: the live rows that match are read and written back as -D
+        records (Java's DELETE on a primary-key table does the same), so a later upsert of
+        the same key brings it back. Returns the number of rows deleted.
+        """
+        if not self.primary_keys:
+            raise UnsupportedOptionError(
+                f"Table '{self.name}': delete needs a primary key; this table has none."
+            )
+        rb = self.new_read_builder().with_filter(predicate)
+        rows = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+        if rows.num_rows == 0:
+            return 0
+        builder = self.new_batch_write_builder(commit_user)
+        with builder.new_write() as write:
+            write.delete_arrow(rows)
+            messages = write.prepare_commit()
+        builder.new_commit().commit(messages)
+        return int(rows.num_rows)
 
     # --- internals shared by write, commit and read ------------------------------------------
 

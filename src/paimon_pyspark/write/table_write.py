@@ -1,9 +1,14 @@
 """TableWrite: Arrow in, commit messages out.
 
-Mirrors org.apache.paimon.table.sink.TableWriteImpl over AppendOnlyFileStoreWrite: every batch
-is checked against the table schema, split by partition and bucket in vectorized form, and
-handed to the writer of that (partition, bucket). Writers flush on a small thread pool, since
-Parquet and ORC encoding release the GIL.
+Mirrors org.apache.paimon.table.sink.TableWriteImpl over AppendOnlyFileStoreWrite and
+KeyValueFileStoreWrite: every batch is checked against the table schema, split by partition and
+bucket in vectorized form, and handed to the writer of that (partition, bucket): an AppendWriter
+for append tables, a KeyValueWriter (sort buffer, merged level-0 runs) for primary-key tables.
+Writers flush on a small thread pool, since Parquet and ORC encoding release the GIL.
+
+Rows of a primary-key table carry a row kind: +I unless ``rowkind.field`` names a string column
+holding ``+I``/``-U``/``+U``/``-D`` (kept as an ordinary column, as Java's RowKindGenerator
+does). With ``ignore-delete`` retractions are dropped here, as Java's TableWriteImpl does.
 """
 
 from __future__ import annotations
@@ -24,15 +29,18 @@ import pyarrow.compute as pc
 from paimon_pyspark.bucket.fixed import FixedBucketAssigner
 from paimon_pyspark.errors import (
     NullViolationError,
+    OptionError,
     PaimonError,
     SchemaMismatchError,
-    UnsupportedOptionError,
 )
+from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import serialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, DataIncrement
+from paimon_pyspark.spec.key_value import DELETE, RETRACTS, ROW_KIND_NAMES, VALUE_KIND
 from paimon_pyspark.table.paths import PathFactory
 from paimon_pyspark.write.append_writer import AppendWriter, WriterSettings
+from paimon_pyspark.write.key_value_writer import KeyValueWriter, KvFileSettings
 
 if TYPE_CHECKING:
     from paimon_pyspark.table.file_store_table import FileStoreTable
@@ -41,14 +49,38 @@ _FLUSH_BYTES = 64 * 1024 * 1024
 
 Indices = npt.NDArray[np.intp]
 _WRITE_THREADS = 2
+_KIND_NAMES = pa.array(list(ROW_KIND_NAMES))
+_KIND_BYTES = pa.array(list(ROW_KIND_NAMES.values()), pa.int8())
+
+Writer = AppendWriter | KeyValueWriter
 
 
 class TableWrite:
-    def __init__(self, table: FileStoreTable, commit_user: str) -> None:
-        table.check_append_only("writing to")
+    """Writes Arrow data into new files of one table; ``prepare_commit`` describes them.
+
+    ``sequence_slot`` = (index, stride) lets several writers share a bucket of a primary-key
+    table without colliding: the k-th record (0-based, arrival order) this TableWrite writes
+    to a bucket gets sequence number ``base + k * stride + index``, ``base`` being the bucket's
+    highest existing sequence number + 1. The default (0, 1) numbers records contiguously.
+    Append tables hold no sequence column and ignore it (shared buckets are renumbered at
+    commit, see spark/job.py).
+    """
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        commit_user: str,
+        sequence_slot: tuple[int, int] | None = None,
+    ) -> None:
+        table.check_writable()
         mode = table.bucket_mode
-        if mode not in ("BUCKET_UNAWARE", "HASH_FIXED"):
-            raise UnsupportedOptionError(f"Table '{table.name}': bucket mode {mode}")
+        slot = (0, 1) if sequence_slot is None else (int(sequence_slot[0]), int(sequence_slot[1]))
+        if slot[1] < 1 or not 0 <= slot[0] < slot[1]:
+            raise OptionError(
+                f"Table '{table.name}': sequence_slot {sequence_slot} must be (index, stride) "
+                "with 0 <= index < stride."
+            )
+        self.sequence_slot = slot
         self.table = table
         self.commit_user = commit_user
         o = table.options
@@ -71,8 +103,11 @@ class TableWrite:
             file_prefix=o.data_file_prefix,
             flush_bytes=min(_FLUSH_BYTES, o.target_file_size(primary_key=False)),
         )
+        self.primary_key = bool(table.primary_keys)
+        self.kv_settings = KvFileSettings.from_table(table) if self.primary_key else None
+        self.merge_settings = MergeSettings.from_table(table) if self.primary_key else None
         self.path_factory = PathFactory(table.path)
-        self._writers: dict[tuple[bytes, int], AppendWriter] = {}
+        self._writers: dict[tuple[bytes, int], Writer] = {}
         self._pending: dict[tuple[bytes, int], Future[None]] = {}
         self._pool = ThreadPoolExecutor(max_workers=_WRITE_THREADS)
         self._restored: dict[tuple[bytes, int], int] | None = None
@@ -83,6 +118,27 @@ class TableWrite:
 
     def write_arrow(self, table: pa.Table) -> None:
         data = self._align(table)
+        if self.primary_key:
+            data = self._with_row_kinds(data)
+        self._write_aligned(data)
+
+    def delete_arrow(self, table: pa.Table) -> None:
+        """Write ``table``'s rows as -D records of a primary-key table (whatever their kind)."""
+        if not self.primary_key:
+            raise OptionError(f"Table '{self.table.name}': delete needs a primary key.")
+        data = self._align(table)
+        rowkind = self.table.options.rowkind_field
+        if rowkind is not None:
+            index = data.schema.get_field_index(rowkind)
+            minus_d = pa.repeat(pa.scalar("-D", data.schema.field(index).type), data.num_rows)
+            data = data.set_column(index, data.schema.field(index), minus_d)
+        kinds = pa.array(np.full(data.num_rows, DELETE, np.int8))
+        data = data.append_column(VALUE_KIND, kinds)
+        if self.merge_settings is not None and self.merge_settings.ignore_delete:
+            return
+        self._write_aligned(data)
+
+    def _write_aligned(self, data: pa.Table) -> None:
         if data.num_rows == 0:
             return
         for partition, values, bucket, indices in self._route(data):
@@ -171,6 +227,26 @@ class TableWrite:
             columns.append(column)
         return pa.Table.from_arrays(columns, schema=target)
 
+    def _with_row_kinds(self, data: pa.Table) -> pa.Table:
+        """``data`` with its ``_VALUE_KIND`` column; retractions dropped under ignore-delete."""
+        rowkind = self.table.options.rowkind_field
+        if rowkind is None:
+            return data.append_column(VALUE_KIND, pa.array(np.zeros(data.num_rows, np.int8)))
+        names = data.column(rowkind)
+        index = pc.index_in(names, value_set=_KIND_NAMES)
+        if index.null_count:
+            bad = names.filter(pc.is_null(index)).slice(0, 1).to_pylist()[0]
+            raise SchemaMismatchError(
+                f"Table '{self.table.name}': field '{rowkind}' ('rowkind.field') has the "
+                f"value {bad!r}; a row kind must be one of {list(ROW_KIND_NAMES)}."
+            )
+        kinds = pc.take(_KIND_BYTES, index)
+        data = data.append_column(VALUE_KIND, kinds)
+        assert self.merge_settings is not None
+        if self.merge_settings.ignore_delete:
+            data = data.filter(pc.invert(pc.is_in(kinds, pa.array(RETRACTS, pa.int8()))))
+        return data
+
     # --- routing -------------------------------------------------------------------------------
 
     def _route(self, data: pa.Table) -> Iterator[tuple[bytes, list[Any], int, Indices | None]]:
@@ -215,23 +291,42 @@ class TableWrite:
             bucket = 0 if buckets is None else int(buckets[first])
             yield serialize_with_arity(values, types), values, bucket, indices
 
-    def _write_rows(self, writer: AppendWriter, data: pa.Table, indices: Indices | None) -> None:
-        """Runs on the pool: gather one group's rows and flush them once enough are buffered."""
+    def _write_rows(self, writer: Writer, data: pa.Table, indices: Indices | None) -> None:
+        """Runs on the pool: gather one group's rows and flush them once enough are buffered.
+
+        Append writers flush every ``flush_bytes`` into the open file; key-value writers flush
+        a sorted run once ``write-buffer-size`` is buffered (Java's write buffer, here per
+        bucket writer rather than shared by all writers of the task).
+        """
         writer.write(data if indices is None else data.take(pa.array(indices)))
-        if writer.buffered_bytes >= self.settings.flush_bytes:
+        if isinstance(writer, KeyValueWriter):
+            threshold = writer.flush_threshold
+        else:
+            threshold = self.settings.flush_bytes
+        if writer.buffered_bytes >= threshold:
             writer.flush()
 
-    def _writer(self, partition: bytes, values: list[Any], bucket: int) -> AppendWriter:
+    def _writer(self, partition: bytes, values: list[Any], bucket: int) -> Writer:
         key = (partition, bucket)
         writer = self._writers.get(key)
         if writer is None:
             rel = self.table.partition_rel_path(values)
             bucket_path = self.path_factory.bucket_path(rel, bucket)
-            writer = AppendWriter(
-                self.settings, bucket_path, self.path_factory, self._next_sequence(key)
-            )
+            writer = self._new_writer(bucket_path, self._next_sequence(key))
             self._writers[key] = writer
         return writer
+
+    def _new_writer(self, bucket_path: str, next_seq: int) -> Writer:
+        if self.kv_settings is not None and self.merge_settings is not None:
+            return KeyValueWriter(
+                self.kv_settings,
+                self.merge_settings,
+                bucket_path,
+                self.path_factory,
+                next_seq,
+                self.sequence_slot,
+            )
+        return AppendWriter(self.settings, bucket_path, self.path_factory, next_seq)
 
     def _next_sequence(self, key: tuple[bytes, int]) -> int:
         """Fixed-bucket writers continue after the bucket's highest sequence number."""

@@ -31,8 +31,9 @@ class BatchWriteBuilder:
         self.commit_user = commit_user
         return self
 
-    def new_write(self) -> TableWrite:
-        return TableWrite(self.table, self.commit_user)
+    def new_write(self, sequence_slot: tuple[int, int] | None = None) -> TableWrite:
+        """A TableWrite; ``sequence_slot`` = (index, stride) for writers sharing PK buckets."""
+        return TableWrite(self.table, self.commit_user, sequence_slot)
 
     def new_commit(self) -> TableCommit:
         return TableCommit(self.table, self.commit_user)
