@@ -4,8 +4,10 @@
 Writes go through the same per-task function as ``paimon_pyspark.spark.write`` (WriteJob):
 each task returns its commit messages, ``commit()`` commits them once, ``abort()`` removes every
 file the job wrote. The Data Source API cannot ask Spark for a distribution, so a fixed-bucket
-table may get one bucket from several tasks; their sequence numbers are renumbered at commit so
-the bucket reads as if one writer wrote it. Reads are one input partition per split.
+table may get one bucket from several tasks. For append tables their sequence numbers are
+renumbered at commit so the bucket reads as if one writer wrote it; the tasks of a primary-key
+table interleave their sequence numbers instead (see WriteJob), since those live in the files.
+Reads are one input partition per split.
 
 Filters are not pushed down: pyspark 4.3 keeps the reader that ``pushFilters`` configured on the
 relation and reuses it for a later query on the same DataFrame or view that pushes no filter, so
@@ -87,7 +89,7 @@ class PaimonDataSource(DataSource):
                 "use mode('append')."
             )
         ref, _ = ensure_table(self.warehouse, self.identifier, schema, self.opts)
-        return PaimonWriter(WriteJob(ref))
+        return PaimonWriter(WriteJob(ref, shared_buckets=True))
 
 
 class PaimonPySparkDataSource(PaimonDataSource):

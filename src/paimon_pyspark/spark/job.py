@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
+from pyspark import TaskContext
 
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
 from paimon_pyspark.errors import PaimonError
@@ -30,6 +31,8 @@ STAGING_DIR = ".paimon-staging"
 FINISHED = "_FINISHED"
 _FINISHED_JOB_RETENTION_S = 3600
 _BATCH_ROWS = 256 * 1024
+SHARED_BUCKET_STRIDE = 1 << 16
+"""Tasks that may share a primary-key bucket interleave their sequence numbers with this stride."""
 
 
 @dataclass(frozen=True)
@@ -65,8 +68,14 @@ class TaskResult:
 
 @dataclass(frozen=True)
 class WriteJob:
+    """``shared_buckets``: tasks are not one per bucket (the Data Source door), so the tasks of a
+    primary-key table take interleaved sequence numbers, ``base + k * stride + partition id``:
+    records of one bucket never share a sequence number, whichever tasks wrote them, and a
+    retried or speculative attempt of a task reuses that task's numbers."""
+
     ref: TableRef
     commit_user: str = field(default_factory=lambda: str(uuid.uuid4()))
+    shared_buckets: bool = False
 
     def staging_dir(self, table: FileStoreTable) -> str:
         return os.path.join(table.path, STAGING_DIR, self.commit_user)
@@ -77,7 +86,7 @@ class WriteJob:
         """Write every batch of one task; on any failure the task's files are removed."""
         table = self.ref.load()
         builder = BatchWriteBuilder(table, self.commit_user)
-        with builder.new_write() as write:
+        with builder.new_write(self._sequence_slot(table)) as write:
             pending: list[pa.RecordBatch] = []
             rows = 0
             for batch in batches:
@@ -98,6 +107,19 @@ class WriteJob:
                 builder.new_commit().abort(messages)
                 raise
         return TaskResult(record, messages)
+
+    def _sequence_slot(self, table: FileStoreTable) -> tuple[int, int] | None:
+        if not (self.shared_buckets and table.primary_keys):
+            return None
+        context = TaskContext.get()
+        task = context.partitionId() if context is not None else 0
+        if task >= SHARED_BUCKET_STRIDE:
+            raise PaimonError(
+                f"Table '{table.name}': df.write.format('paimon') into a primary-key table "
+                f"supports up to {SHARED_BUCKET_STRIDE} tasks, this is task {task}; use "
+                "paimon_pyspark.spark.write, which writes each bucket from one task."
+            )
+        return (task, SHARED_BUCKET_STRIDE)
 
     def _save_record(self, table: FileStoreTable, messages: Sequence[CommitMessage]) -> str:
         directory = self.staging_dir(table)

@@ -1,0 +1,125 @@
+"""Java's ``CALL sys.*`` procedures as Spark jobs: the driver plans, executors work, the
+driver commits once.
+
+``compact`` mirrors org.apache.paimon.spark.procedure.CompactProcedure: the driver plans the
+compaction tasks (one per bucket of primary-key and fixed-bucket append tables, one per packed
+group of small files of bucket-unaware tables), Spark runs one task per plan entry, each
+returning its CommitMessages, and the driver commits them as one COMPACT snapshot. Tasks record
+the files they wrote in the write job's staging area (spark/job.py), so a failed job, and every
+attempt Spark did not keep, leaves no snapshot and no files behind.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
+from paimon_pyspark.commit.table_commit import TableCommit
+from paimon_pyspark.compact.plan import (
+    CompactTask,
+    PartitionSpecs,
+    parse_buckets,
+    parse_options,
+    parse_partitions,
+    parse_strategy,
+    partition_filter,
+    plan_compaction,
+    run_task,
+    written_only,
+)
+from paimon_pyspark.errors import PaimonError
+from paimon_pyspark.procedures import Progress, prepare_table, reporter
+from paimon_pyspark.read.predicate import Predicate
+from paimon_pyspark.spark.job import FINISHED, TableRef, TaskResult, WriteJob
+from paimon_pyspark.spark.write import commit_or_abort
+from paimon_pyspark.spec.commit_message import CommitMessage
+
+
+@dataclass(frozen=True)
+class CompactJob(WriteJob):
+    """A WriteJob whose tasks compact instead of write; commit and cleanup are the same.
+
+    The staging record of a task lists only the files it wrote: an upgraded file appears in
+    its message as an input and an output, and must never be deleted by a cleanup.
+    """
+
+    def compact_task(self, tasks: Iterable[CompactTask]) -> TaskResult:
+        table = self.ref.load()
+        messages: list[CommitMessage] = []
+        try:
+            for task in tasks:
+                message = run_task(table, task)
+                if message is not None:
+                    messages.append(message)
+            record = self._save_record(table, [written_only(m) for m in messages])
+            if table.file_io.exists(os.path.join(self.staging_dir(table), FINISHED)):
+                raise PaimonError(f"compact job {self.commit_user} already finished")
+        except BaseException:
+            TableCommit(table, self.commit_user).abort([written_only(m) for m in messages])
+            raise
+        return TaskResult(record, tuple(messages))
+
+
+def compact(
+    spark: SparkSession,
+    warehouse: str,
+    table: str,
+    partitions: PartitionSpecs = None,
+    compact_strategy: str | None = None,
+    where: Predicate | None = None,
+    options: str | Mapping[str, Any] | None = None,
+    buckets: str | Sequence[int] | None = None,
+    progress: Progress | None = None,
+) -> int | None:
+    """Compact ``table`` with a Spark job; the id of the COMPACT snapshot, or None.
+
+    Arguments as ``paimon_pyspark.procedures.compact`` (Java's ``CALL sys.compact``).
+    """
+    say = reporter(progress)
+    full = parse_strategy(compact_strategy)
+    specs = parse_partitions(partitions)
+    dynamic = {"write-only": "false", **parse_options(options)}
+    catalog = CatalogFactory.create({"warehouse": warehouse})
+    loaded = prepare_table(catalog.get_table(table), dynamic, buckets is not None)
+    keep = partition_filter(loaded, specs, where)
+    plan = plan_compaction(loaded, full, keep, parse_buckets(buckets, loaded.options.bucket))
+    say(
+        f"planned {len(plan.tasks)} compaction task(s) over {plan.buckets_seen} bucket(s) "
+        f"of {table} (snapshot {plan.snapshot_id}, {'full' if full else 'minor'})"
+    )
+    if not plan.tasks:
+        return None
+    job = CompactJob(TableRef(warehouse, table, dynamic))
+    payloads = [pickle.dumps(t) for t in plan.tasks]
+    rdd = spark.sparkContext.parallelize(payloads, len(payloads))
+    try:
+        collected = rdd.mapPartitions(_task_fn(job)).collect()
+    except BaseException:
+        job.abort()
+        raise
+    results = [TaskResult.from_bytes(b) for b in collected]
+    say(f"ran {len(results)} Spark task(s); committing")
+    ids = commit_or_abort(job, results)
+    say(f"committed snapshot {ids[-1] if ids else None} of {table}")
+    return ids[-1] if ids else None
+
+
+def _task_fn(job: CompactJob) -> Any:
+    def run(payloads: Iterator[bytes]) -> Iterator[bytes]:
+        tasks = [_load_task(p) for p in payloads]
+        yield job.compact_task(tasks).to_bytes()
+
+    return run
+
+
+def _load_task(payload: bytes) -> CompactTask:
+    task = pickle.loads(payload)
+    if not isinstance(task, CompactTask):
+        raise PaimonError(f"Unexpected compaction task {type(task).__name__}")
+    return task
