@@ -82,3 +82,8 @@ class PredicateError(PaimonError):
 class CommitMessageSerdeError(PaimonError):
     """CommitMessage bytes of an unknown version, truncated, with trailing bytes, or a message
     that the requested serializer version cannot represent without losing a field."""
+
+
+class MergeError(PaimonError):
+    """Records of one primary key cannot be merged by the table's merge engine: a retraction the
+    engine or an aggregate function does not accept, or an aggregate that overflows its type."""

@@ -44,10 +44,10 @@ _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
     "data-evolution.enabled": {"false"},
     "bucket-function.type": {"default"},
     "file.suffix.include.compression": {"false"},
-    "partial-update.remove-record-on-delete": {"false"},
     "metadata.stats-dense-store": {"true"},
 }
 _UNSUPPORTED_KEYS = {
+    "partial-update.remove-record-on-sequence-group",
     "data-file.external-paths",
     "data-file.path-directory",
     "record-level.expire-time",
@@ -64,6 +64,24 @@ _UNSUPPORTED_KEYS = {
     "global-index.external-path",
 }
 _UNSUPPORTED_PREFIXES = ("file-index.", "fields.", "blob", "vector.", "lookup.", "changelog.")
+# The fields.* options the merge engines implement; merge.merge_function.check_merge_options
+# validates their fields and values against the schema. Every other fields.* key is refused.
+FIELDS_DEFAULT_AGG_FUNC = "fields.default-aggregate-function"
+MERGE_FIELD_OPTION_SUFFIXES = (
+    "aggregate-function",
+    "ignore-retract",
+    "list-agg-delimiter",
+    "distinct",
+)
+
+
+def is_merge_fields_option(key: str) -> bool:
+    """``fields.default-aggregate-function`` or ``fields.<f>.<suffix>`` with an implemented
+    suffix."""
+    if key == FIELDS_DEFAULT_AGG_FUNC:
+        return True
+    return key.startswith("fields.") and key.rsplit(".", 1)[-1] in MERGE_FIELD_OPTION_SUFFIXES
+
 
 _STATS_MODE_RE = re.compile(r"^(none|counts|full|truncate\((\d+)\))$")
 
@@ -195,7 +213,9 @@ def check_supported(options: Mapping[str, str], table: str) -> None:
                 f"Table '{table}': option '{key}' = '{value}' is not supported by "
                 f"paimon_pyspark (supported values: {', '.join(sorted(allowed))})."
             )
-        if key in _UNSUPPORTED_KEYS or key.startswith(_UNSUPPORTED_PREFIXES):
+        if key in _UNSUPPORTED_KEYS or (
+            key.startswith(_UNSUPPORTED_PREFIXES) and not is_merge_fields_option(key)
+        ):
             raise UnsupportedOptionError(
                 f"Table '{table}': option '{key}' is not supported by paimon_pyspark yet."
             )

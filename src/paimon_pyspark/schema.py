@@ -14,6 +14,7 @@ import pyarrow as pa
 from paimon_pyspark import options as opts
 from paimon_pyspark.errors import OptionError, SchemaError
 from paimon_pyspark.format.files import check_format_types
+from paimon_pyspark.merge.merge_function import check_merge_options
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.types.arrow import assign_field_ids, from_arrow_type, highest_field_id
 from paimon_pyspark.types.data_types import DataField, DataType
@@ -84,6 +85,7 @@ class Schema:
             for f in self.fields
         ]
         opts.check_supported(options, table)
+        check_merge_options(options, fields, primary_keys, table)
         check_format_types(fields, opts.CoreOptions(options).file_format, table)
         _validate_buckets(opts.CoreOptions(options), names, partition_keys, primary_keys, table)
         return TableSchema(

@@ -16,11 +16,24 @@ in any order. The result is sorted by key, has the same columns and one row per 
 ``_SEQUENCE_NUMBER`` / ``_VALUE_KIND`` are those of the merged record. With ``drop_delete`` the
 keys whose merged record is a retraction (-U/-D) are removed (reads, full compaction to the top
 level); without it they stay (write-buffer flushes, partial compactions), as Java does.
+
+Two Java behaviours shape every engine here:
+
+* A key with a single record is passed through untouched, without calling the merge function
+  (``ReducerMergeFunctionWrapper``). So a lone -D survives a first-row merge without an error,
+  and a lone -U in an aggregation table stays a -U (it is not turned into a negated +I).
+* Records of a key are ordered by the ``sequence.field`` columns (nulls first when ascending,
+  last when ``sequence.field.sort-order=descending``), then ``_SEQUENCE_NUMBER``, then
+  retractions before additions (``SortMergeReaderWithMinHeap``'s comparator).
+
+This module holds the settings (parsed from the table options and validated as Java's
+``SchemaValidation`` / merge-function factories do), sorting, grouping and the dispatch; each
+engine has its own module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -28,36 +41,326 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from paimon_pyspark import options as opts
+from paimon_pyspark.errors import OptionError, UnsupportedOptionError
+from paimon_pyspark.merge import aggregation, deduplicate, first_row, partial_update
+from paimon_pyspark.merge.groups import Groups, SortedRecords
 from paimon_pyspark.spec.key_value import RETRACTS, SEQUENCE_NUMBER, VALUE_KIND
+from paimon_pyspark.types.data_types import DataField
 
 if TYPE_CHECKING:
     from paimon_pyspark.table.file_store_table import FileStoreTable
 
+DEDUPLICATE = "deduplicate"
+PARTIAL_UPDATE = "partial-update"
+AGGREGATION = "aggregation"
+FIRST_ROW = "first-row"
+ENGINES = (DEDUPLICATE, PARTIAL_UPDATE, AGGREGATION, FIRST_ROW)
+
+MERGE_ENGINE = "merge-engine"
+SEQUENCE_FIELD = "sequence.field"
+SEQUENCE_FIELD_SORT_ORDER = "sequence.field.sort-order"
+# CoreOptions.IGNORE_DELETE and its fallback keys, in Java's lookup order.
+IGNORE_DELETE_KEYS = (
+    "ignore-delete",
+    "first-row.ignore-delete",
+    "deduplicate.ignore-delete",
+    "partial-update.ignore-delete",
+)
+AGGREGATION_REMOVE_RECORD_ON_DELETE = "aggregation.remove-record-on-delete"
+PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE = "partial-update.remove-record-on-delete"
+PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP = "partial-update.remove-record-on-sequence-group"
+
+FIELDS_PREFIX = "fields."
+FIELDS_DEFAULT_AGG_FUNC = opts.FIELDS_DEFAULT_AGG_FUNC
+AGG_FUNCTION = "aggregate-function"
+IGNORE_RETRACT = "ignore-retract"
+LIST_AGG_DELIMITER = "list-agg-delimiter"
+DISTINCT = "distinct"
+SEQUENCE_GROUP = "sequence-group"
+# The per-field suffixes implemented here; CoreOptions knows more (nested-key, count-limit, ...).
+SUPPORTED_FIELD_SUFFIXES = opts.MERGE_FIELD_OPTION_SUFFIXES
+
+
+@dataclass(frozen=True)
+class FieldAgg:
+    """The aggregate function of one field, with its per-field options (aggregation engine)."""
+
+    function: str = aggregation.LAST_NON_NULL_VALUE
+    ignore_retract: bool = False
+    delimiter: str = ","
+
 
 @dataclass(frozen=True)
 class MergeSettings:
-    engine: str = "deduplicate"
+    """The merge engine of a primary-key table and the options that change its result."""
+
+    engine: str = DEDUPLICATE
     sequence_fields: tuple[str, ...] = ()
     ignore_delete: bool = False
+    sequence_ascending: bool = True
+    remove_record_on_delete: bool = False
+    """``partial-update.`` / ``aggregation.remove-record-on-delete``, for the table's engine."""
+    field_aggs: tuple[tuple[str, FieldAgg], ...] = ()
+    """Aggregation engine: the function of each field; fields not listed use
+    ``last_non_null_value`` (key fields always keep their value)."""
+
+    def field_agg(self, name: str) -> FieldAgg:
+        for n, agg in self.field_aggs:
+            if n == name:
+                return agg
+        return FieldAgg()
 
     @staticmethod
     def from_table(table: FileStoreTable) -> MergeSettings:
-        o = table.options
-        engine = (o.get("merge-engine") or "deduplicate").lower()
-        seq = o.get("sequence.field")
+        return MergeSettings.from_options(
+            table.options.options, table.fields, table.primary_keys, table.name
+        )
+
+    @staticmethod
+    def from_options(
+        options: Mapping[str, str],
+        fields: Sequence[DataField],
+        primary_keys: Sequence[str],
+        table: str = "",
+    ) -> MergeSettings:
+        """Parse and validate the merge options as Java's merge-function factories and
+        ``SchemaValidation`` do; raise OptionError / UnsupportedOptionError otherwise."""
+        where = f"Table '{table}': " if table else ""
+        engine = (options.get(MERGE_ENGINE) or DEDUPLICATE).strip().lower()
+        if engine not in ENGINES:
+            raise OptionError(
+                f"{where}unknown '{MERGE_ENGINE}' = '{options.get(MERGE_ENGINE)}' "
+                f"(one of {', '.join(ENGINES)})."
+            )
+        names = [f.name for f in fields]
+        _check_fields_options(options, names, where)
+        ignore_delete = _ignore_delete(options, where)
+        sequence_fields = _sequence_fields(options, names, engine, where)
+        order = (options.get(SEQUENCE_FIELD_SORT_ORDER) or "ascending").strip().lower()
+        if order not in ("ascending", "descending"):
+            raise OptionError(
+                f"{where}'{SEQUENCE_FIELD_SORT_ORDER}' must be ascending or descending, "
+                f"got '{order}'."
+            )
+        remove_on_delete = False
+        field_aggs: tuple[tuple[str, FieldAgg], ...] = ()
+        if engine == PARTIAL_UPDATE:
+            remove_on_delete = _partial_update_options(
+                options, names, primary_keys, ignore_delete, where
+            )
+        elif engine == AGGREGATION:
+            remove_on_delete = _bool(options, AGGREGATION_REMOVE_RECORD_ON_DELETE, where)
+            field_aggs = _field_aggs(
+                options, fields, primary_keys, sequence_fields, remove_on_delete, where
+            )
         return MergeSettings(
             engine=engine,
-            sequence_fields=tuple(s.strip() for s in seq.split(",")) if seq else (),
-            ignore_delete=(o.get("ignore-delete") or "false").lower() == "true",
+            sequence_fields=tuple(sequence_fields),
+            ignore_delete=ignore_delete,
+            sequence_ascending=order == "ascending",
+            remove_record_on_delete=remove_on_delete,
+            field_aggs=field_aggs,
         )
 
 
+def check_merge_options(
+    options: Mapping[str, str],
+    fields: Sequence[DataField],
+    primary_keys: Sequence[str],
+    table: str,
+) -> None:
+    """Validate the merge options of a table at load / create time (no-op for append tables)."""
+    if primary_keys:
+        MergeSettings.from_options(options, fields, primary_keys, table)
+
+
+# --- option parsing ----------------------------------------------------------------------------
+
+
+def _bool(options: Mapping[str, str], key: str, where: str, default: bool = False) -> bool:
+    raw = options.get(key)
+    if raw is None:
+        return default
+    text = raw.strip().lower()
+    if text not in ("true", "false"):
+        raise OptionError(f"{where}option '{key}' must be true or false, got '{raw}'.")
+    return text == "true"
+
+
+def _ignore_delete(options: Mapping[str, str], where: str) -> bool:
+    for key in IGNORE_DELETE_KEYS:
+        if key in options:
+            return _bool(options, key, where)
+    return False
+
+
+def _sequence_fields(
+    options: Mapping[str, str], names: list[str], engine: str, where: str
+) -> list[str]:
+    raw = options.get(SEQUENCE_FIELD)
+    seq = [s.strip() for s in raw.split(",") if s.strip()] if raw else []
+    for s in seq:
+        if s not in names:
+            raise OptionError(f"{where}sequence field '{s}' can not be found in table schema.")
+        if seq.count(s) > 1:
+            raise OptionError(f"{where}sequence field '{s}' is defined repeatedly.")
+        if f"{FIELDS_PREFIX}{s}.{AGG_FUNCTION}" in options:
+            raise OptionError(f"{where}should not define aggregation on sequence field '{s}'.")
+    if seq and engine == FIRST_ROW:
+        raise OptionError(f"{where}sequence.field is not supported by the first-row merge engine.")
+    return seq
+
+
+def _check_fields_options(options: Mapping[str, str], names: list[str], where: str) -> None:
+    """Every ``fields.*`` key must name existing fields (Java's validateFieldsPrefix) and be one
+    this package implements."""
+    for key, value in options.items():
+        if not key.startswith(FIELDS_PREFIX) or key == FIELDS_DEFAULT_AGG_FUNC:
+            continue
+        body = key[len(FIELDS_PREFIX) :]
+        field_part, _, suffix = body.partition(".")
+        for f in field_part.split(","):
+            if f not in names:
+                raise OptionError(f"{where}field '{f}' of option '{key}' is not in the schema.")
+        if suffix == SEQUENCE_GROUP:
+            raise UnsupportedOptionError(
+                f"{where}option '{key}' (partial-update sequence groups) is not supported by "
+                "paimon_pyspark yet."
+            )
+        if suffix not in SUPPORTED_FIELD_SUFFIXES or "," in field_part:
+            raise UnsupportedOptionError(
+                f"{where}option '{key}' is not supported by paimon_pyspark yet."
+            )
+        if suffix == DISTINCT and _bool(options, key, where):
+            raise UnsupportedOptionError(
+                f"{where}option '{key}' = '{value}' (distinct listagg) is not supported by "
+                "paimon_pyspark yet."
+            )
+        if suffix == IGNORE_RETRACT:
+            _bool(options, key, where)
+
+
+def _partial_update_options(
+    options: Mapping[str, str],
+    names: list[str],
+    primary_keys: Sequence[str],
+    ignore_delete: bool,
+    where: str,
+) -> bool:
+    if PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP in options:
+        raise UnsupportedOptionError(
+            f"{where}option '{PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP}' (partial-update "
+            "sequence groups) is not supported by paimon_pyspark yet."
+        )
+    remove = _bool(options, PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE, where)
+    if remove and ignore_delete:
+        raise OptionError(
+            f"{where}'ignore-delete' and '{PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE}' have "
+            "conflicting behavior so should not be enabled at the same time."
+        )
+    # Without sequence groups Java accepts no aggregate function but last_non_null_value
+    # (PartialUpdateMergeFunction.getAggFuncName).
+    for name in names:
+        if name in primary_keys:
+            continue
+        func = options.get(f"{FIELDS_PREFIX}{name}.{AGG_FUNCTION}") or options.get(
+            FIELDS_DEFAULT_AGG_FUNC
+        )
+        if func is not None and func != aggregation.LAST_NON_NULL_VALUE:
+            raise OptionError(
+                f"{where}partial-update field '{name}' uses aggregate function '{func}', which "
+                "needs a sequence group (fields.<f>.sequence-group)."
+            )
+    return remove
+
+
+def _field_aggs(
+    options: Mapping[str, str],
+    fields: Sequence[DataField],
+    primary_keys: Sequence[str],
+    sequence_fields: Sequence[str],
+    remove_on_delete: bool,
+    where: str,
+) -> tuple[tuple[str, FieldAgg], ...]:
+    """AggregateMergeFunction.getAggFuncName + FieldAggregatorFactory.create for every field."""
+    default = options.get(FIELDS_DEFAULT_AGG_FUNC)
+    out: list[tuple[str, FieldAgg]] = []
+    for f in fields:
+        if f.name in sequence_fields:
+            func = aggregation.LAST_VALUE
+        elif f.name in primary_keys:
+            func = aggregation.PRIMARY_KEY
+        else:
+            func = (
+                options.get(f"{FIELDS_PREFIX}{f.name}.{AGG_FUNCTION}")
+                or default
+                or aggregation.LAST_NON_NULL_VALUE
+            )
+        ignore_key = f"{FIELDS_PREFIX}{f.name}.{IGNORE_RETRACT}"
+        ignore_retract = _bool(options, ignore_key, where)
+        if remove_on_delete and ignore_retract:
+            raise OptionError(
+                f"{where}'{AGGREGATION_REMOVE_RECORD_ON_DELETE}' and '{ignore_key}' have "
+                "conflicting behavior so should not be enabled at the same time."
+            )
+        aggregation.check_function(func, f, where)
+        delimiter = options.get(f"{FIELDS_PREFIX}{f.name}.{LIST_AGG_DELIMITER}", ",")
+        out.append((f.name, FieldAgg(func, ignore_retract, delimiter)))
+    return tuple(out)
+
+
+# --- sorting and grouping ----------------------------------------------------------------------
+
+
+def sort_order(records: pa.Table, key_names: Sequence[str], settings: MergeSettings) -> np.ndarray:
+    """Row indexes of ``records`` ordered by key, then user sequence fields, then
+    ``_SEQUENCE_NUMBER`` (oldest first), then retractions before additions (Java's
+    SortMergeReader comparator). Java orders null sequence fields first when ascending and last
+    when descending; keys and system fields are NOT NULL."""
+    seq_order = "ascending" if settings.sequence_ascending else "descending"
+    nulls = "at_start" if settings.sequence_ascending else "at_end"
+    order = [(k, "ascending", "at_end") for k in key_names]
+    order += [(s, seq_order, nulls) for s in settings.sequence_fields]
+    order.append((SEQUENCE_NUMBER, "ascending", "at_end"))
+    is_add = pc.invert(pc.is_in(records.column(VALUE_KIND), pa.array(RETRACTS, pa.int8())))
+    tmp = "__paimon_merge_is_add"
+    order.append((tmp, "ascending", "at_end"))
+    fast = _composite_order(records, key_names, settings)
+    if fast is not None:
+        return fast
+    names = list(dict.fromkeys([*key_names, *settings.sequence_fields, SEQUENCE_NUMBER]))
+    keys = records.select(names).append_column(tmp, is_add)
+    indices = pc.sort_indices(keys, sort_keys=order)
+    return np.asarray(indices.to_numpy(), dtype=np.int64)
+
+
+def _composite_order(
+    records: pa.Table, key_names: Sequence[str], settings: MergeSettings
+) -> np.ndarray | None:
+    """The common case, one integer key and no sequence field, as one int64 sort of
+    ``(key, _SEQUENCE_NUMBER, is_add)`` packed into a single number (3x faster than Arrow's
+    multi-column sort); None when the ranges do not fit in 62 bits."""
+    if len(key_names) != 1 or settings.sequence_fields:
+        return None
+    key = records.column(key_names[0])
+    if not pa.types.is_integer(key.type) or key.null_count or pa.types.is_uint64(key.type):
+        return None
+    k = key.to_numpy().astype(np.int64)
+    s = records.column(SEQUENCE_NUMBER).to_numpy()
+    kinds = records.column(VALUE_KIND).to_numpy()
+    k_lo, s_lo = int(k.min()), int(s.min())
+    s_span = (int(s.max()) - s_lo + 1) * 2
+    if (int(k.max()) - k_lo + 1) * s_span >= 2**62:
+        return None
+    is_add = ~np.isin(kinds, RETRACTS)
+    packed = (k - k_lo) * s_span + (s - s_lo) * 2 + is_add
+    return np.asarray(np.argsort(packed), dtype=np.int64)
+
+
 def sort_records(records: pa.Table, key_names: Sequence[str], settings: MergeSettings) -> pa.Table:
-    """Order by key, then user sequence fields, then ``_SEQUENCE_NUMBER`` (oldest first)."""
-    order = [(k, "ascending") for k in key_names]
-    order += [(s, "ascending") for s in settings.sequence_fields]
-    order.append((SEQUENCE_NUMBER, "ascending"))
-    return records.sort_by(order)
+    """``records`` in merge order (see :func:`sort_order`)."""
+    return records.take(pa.array(sort_order(records, key_names, settings)))
 
 
 def group_starts(sorted_records: pa.Table, key_names: Sequence[str]) -> np.ndarray:
@@ -77,6 +380,9 @@ def group_starts(sorted_records: pa.Table, key_names: Sequence[str]) -> np.ndarr
     return np.flatnonzero(change)
 
 
+# --- dispatch ----------------------------------------------------------------------------------
+
+
 def merge(
     records: pa.Table,
     key_names: Sequence[str],
@@ -85,13 +391,42 @@ def merge(
 ) -> pa.Table:
     if records.num_rows == 0:
         return records
-    if settings.engine != "deduplicate":
-        raise NotImplementedError(settings.engine)
-    data = sort_records(records, key_names, settings)
-    starts = group_starts(data, key_names)
-    last = np.append(starts[1:], data.num_rows) - 1
-    merged = data.take(pa.array(last))
-    if settings.ignore_delete or drop_delete:
+    # Only the sort columns are reordered; each engine picks rows in merge order and takes
+    # them from ``records`` once, through ``order``.
+    order = sort_order(records, key_names, settings)
+    sorted_keys = records.select(list(key_names)).take(pa.array(order))
+    groups = Groups(group_starts(sorted_keys, key_names), records.num_rows)
+    view = SortedRecords(records, order)
+    kinds = view.kinds
+    if settings.engine == DEDUPLICATE:
+        merged = deduplicate.merge(view, groups, kinds, settings.ignore_delete)
+    elif settings.engine == FIRST_ROW:
+        merged = first_row.merge(view, groups, kinds, settings.ignore_delete)
+    elif settings.engine == PARTIAL_UPDATE:
+        merged = partial_update.merge(
+            view, groups, kinds, settings.ignore_delete, settings.remove_record_on_delete
+        )
+    elif settings.engine == AGGREGATION:
+        specs = {
+            name: aggregation.AggSpec(
+                agg.function, agg.ignore_retract, agg.delimiter, name in key_names
+            )
+            for name in records.column_names
+            if name not in (SEQUENCE_NUMBER, VALUE_KIND)
+            for agg in [_agg_of(settings, name, key_names)]
+        }
+        merged = aggregation.merge(view, groups, kinds, specs, settings.remove_record_on_delete)
+    else:
+        raise OptionError(f"Unknown merge engine '{settings.engine}'.")
+    if drop_delete:
         retract = pc.is_in(merged.column(VALUE_KIND), pa.array(RETRACTS, pa.int8()))
         merged = merged.filter(pc.invert(retract))
     return merged
+
+
+def _agg_of(settings: MergeSettings, name: str, key_names: Sequence[str]) -> FieldAgg:
+    if name in key_names:
+        return FieldAgg(aggregation.PRIMARY_KEY)
+    if name in settings.sequence_fields:
+        return FieldAgg(aggregation.LAST_VALUE)
+    return settings.field_agg(name)

@@ -17,6 +17,7 @@ from paimon_pyspark.commit.file_store_commit import CommitSettings, FileStoreCom
 from paimon_pyspark.errors import OptionError, SchemaError, UnsupportedOptionError
 from paimon_pyspark.format.files import check_format_types
 from paimon_pyspark.fs.file_io import FileIO
+from paimon_pyspark.merge.merge_function import check_merge_options
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.spec.table_schema import TableSchema
@@ -63,6 +64,7 @@ class FileStoreTable:
         merged.update(self.dynamic_options)
         self.options = opts.CoreOptions(merged)
         opts.check_supported(merged, name)
+        check_merge_options(merged, schema.fields, schema.primary_keys, name)
         check_format_types(list(schema.fields), self.options.file_format, name)
         self.snapshot_manager = SnapshotManager(file_io, path)
         self.schema_manager = SchemaManager(file_io, path)
