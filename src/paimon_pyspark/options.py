@@ -45,6 +45,7 @@ _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
     "bucket-function.type": {"default"},
     "file.suffix.include.compression": {"false"},
     "metadata.stats-dense-store": {"true"},
+    "ignore-update-before": {"false"},
 }
 _UNSUPPORTED_KEYS = {
     "partial-update.remove-record-on-sequence-group",
