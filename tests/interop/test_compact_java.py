@@ -80,9 +80,9 @@ def test_seed_example_java_reads_the_surviving_orders(
         Schema.from_pyarrow_schema(ORDERS, primary_keys=["order_id"], options={"bucket": "1"}),
     )
     table = catalog.get_table(f"{DB}.with_pk_table")
-    commit(table, orders([1, 2, 3]))
-    commit(table, orders([4, 5]))
-    commit(table, orders([6, 7]))
+    commit(table, orders([1]))
+    commit(table, orders([2, 3]))
+    commit(table, orders([4, 5, 6, 7]))
     pb = table.new_read_builder().new_predicate_builder()
     table.delete(pb.is_in("order_id", [2, 3]))
 
