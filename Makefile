@@ -5,13 +5,17 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 PYPAIMON_VENV := .venv-pypaimon
+SPARK35_VENV := .venv-spark35
 PAIMON_JAVA_VERSION := 1.4.2
 JAVA_DIR := .cache/java
 PAIMON_JAR := $(JAVA_DIR)/paimon-bundle-$(PAIMON_JAVA_VERSION).jar
+# The Java Paimon Spark connector, a benchmark baseline: the only one on Maven Central here is
+# for Spark 3.5 (Paimon 0.9.0), so it runs on pyspark 3.5 in its own venv (make bench only).
+PAIMON_SPARK_JAR := $(JAVA_DIR)/paimon-spark-3.5-0.9.0.jar
 ORACLE_CLASSES := $(JAVA_DIR)/classes/.stamp
 ORACLE_SRC := $(wildcard tests/interop/java/*.java)
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest bench bench-java clean
 
 $(VENV)/.stamp: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +28,16 @@ $(PYPAIMON_VENV)/.stamp: tests/interop/pypaimon-requirements.txt
 	$(PYTHON) -m venv $(PYPAIMON_VENV)
 	$(PYPAIMON_VENV)/bin/python -m pip install -q -r tests/interop/pypaimon-requirements.txt
 	touch $@
+
+$(SPARK35_VENV)/.stamp: bench/spark35-requirements.txt
+	$(PYTHON) -m venv $(SPARK35_VENV)
+	$(SPARK35_VENV)/bin/python -m pip install -q -r bench/spark35-requirements.txt
+	touch $@
+
+$(PAIMON_SPARK_JAR):
+	mkdir -p $(JAVA_DIR)
+	mvn -q -B dependency:copy -Dartifact=org.apache.paimon:paimon-spark-3.5:0.9.0 \
+		-DoutputDirectory=$(JAVA_DIR)
 
 $(PAIMON_JAR):
 	mkdir -p $(JAVA_DIR)
@@ -52,8 +66,12 @@ pytest: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(ORACLE_CLASSES)
 
 test: lint typecheck pytest
 
-bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp
+bench-java: $(SPARK35_VENV)/.stamp $(PAIMON_SPARK_JAR)
+
+bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp bench-java
 	$(PY) bench/append_write_read.py
+	$(PY) bench/spark_write_read.py
+	$(PY) bench/pk_write_read.py
 
 clean:
-	rm -rf $(VENV) $(PYPAIMON_VENV) .cache build src/*.egg-info
+	rm -rf $(VENV) $(PYPAIMON_VENV) $(SPARK35_VENV) .cache build src/*.egg-info

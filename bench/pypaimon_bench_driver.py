@@ -14,6 +14,13 @@ Usage: ``python pypaimon_bench_driver.py --data rows.arrow --repeat 3 [--warmup 
 ``{"write_s": [...], "read_s": [...], "write_cpu_s": [...], "read_cpu_s": [...], "rows": n,
 "data_bytes": n, "pyarrow": v, "pypaimon": v}`` (wall-clock and process CPU seconds of the timed
 runs, warm-up excluded). Exits with status 1 and a traceback on stderr on failure.
+
+With ``--pk-rows N`` instead of ``--data`` (bench/pk_write_read.py), it times the primary-key
+bench: the rows come from bench/benchlib.py's generator (built before any timing), and each run
+creates a fresh table (primary key ``p, k``, partitioned by ``p``, bucket 4), then times the first
+commit (N rows), the upsert commit (N/10 rows) and the merge-read (``to_arrow`` of every split
+plus benchlib.pk_totals, the checksum). The JSON has ``write_s``, ``upsert_s``, ``read_s``, their
+``*_cpu_s``, ``rows``, ``upsert_rows``, ``totals`` (of the last run) and the versions.
 """
 
 from __future__ import annotations
@@ -27,11 +34,15 @@ import sys
 import tempfile
 import time
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.ipc
 from pypaimon import CatalogFactory, Schema
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchlib
 
 
 def load_rows(path: str) -> pa.Table:
@@ -110,14 +121,88 @@ def one_run(data: pa.Table, partition_keys: list[str], tmp_root: str | None) -> 
         shutil.rmtree(warehouse, ignore_errors=True)
 
 
+def pk_run(data: pa.Table, upsert: pa.Table, tmp_root: str | None) -> dict[str, Any]:
+    """A fresh primary-key table: time the first commit, the upsert, then the merge-read."""
+    warehouse = tempfile.mkdtemp(prefix="pypaimon-pk-bench-", dir=tmp_root)
+    try:
+        catalog = CatalogFactory.create({"warehouse": warehouse})
+        catalog.create_database("db", False)
+        schema = Schema.from_pyarrow_schema(
+            data.schema,
+            partition_keys=benchlib.PK_PARTITION_KEYS,
+            primary_keys=benchlib.PK_PRIMARY_KEYS,
+            options={"bucket": str(benchlib.PK_BUCKETS)},
+        )
+        catalog.create_table("db.pk", schema, False)
+        table = catalog.get_table("db.pk")
+        probe = table.new_batch_write_builder().new_write()
+        rows = [conform(d, probe.table_pyarrow_schema) for d in (data, upsert)]
+        probe.close()
+        out: dict[str, Any] = {}
+        for name, batch in zip(("write", "upsert"), rows, strict=True):
+            gc.collect()
+            cpu = time.process_time()
+            start = time.perf_counter()
+            builder = table.new_batch_write_builder()
+            write = builder.new_write()
+            commit = builder.new_commit()
+            write.write_arrow(batch)
+            commit.commit(write.prepare_commit())
+            write.close()
+            commit.close()
+            out[f"{name}_s"] = time.perf_counter() - start
+            out[f"{name}_cpu_s"] = time.process_time() - cpu
+
+        table = catalog.get_table("db.pk")
+        gc.collect()
+        cpu = time.process_time()
+        start = time.perf_counter()
+        read_builder = table.new_read_builder()
+        splits = read_builder.new_scan().plan().splits()
+        out["totals"] = benchlib.pk_totals(read_builder.new_read().to_arrow(splits))
+        out["read_s"] = time.perf_counter() - start
+        out["read_cpu_s"] = time.process_time() - cpu
+        return out
+    finally:
+        shutil.rmtree(warehouse, ignore_errors=True)
+
+
+def pk_main(rows: int, repeat: int, warmup: int, tmp_root: str | None) -> dict[str, Any]:
+    data, upsert = benchlib.pk_arrow(rows, 1), benchlib.pk_arrow(rows, 2)
+    for _ in range(warmup):
+        pk_run(data, upsert, tmp_root)
+    runs = [pk_run(data, upsert, tmp_root) for _ in range(repeat)]
+    keys = ("write_s", "upsert_s", "read_s", "write_cpu_s", "upsert_cpu_s", "read_cpu_s")
+    return {
+        **{key: [r[key] for r in runs] for key in keys},
+        "rows": rows,
+        "upsert_rows": upsert.num_rows,
+        "totals": runs[-1]["totals"] if runs else {},
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", required=True, help="Arrow IPC file with the rows")
+    parser.add_argument("--data", help="Arrow IPC file with the rows")
+    parser.add_argument("--pk-rows", type=int, help="run the primary-key bench with N rows")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--partition-key", action="append", default=None)
     parser.add_argument("--tmpdir", default=None, help="where the warehouses go")
     args = parser.parse_args()
+    if (args.data is None) == (args.pk_rows is None):
+        parser.error("give exactly one of --data and --pk-rows")
+    if args.pk_rows is not None:
+        try:
+            result = pk_main(args.pk_rows, args.repeat, args.warmup, args.tmpdir)
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+            return 1
+        versions = {"pyarrow": pa.__version__, "pypaimon": metadata.version("pypaimon")}
+        print(json.dumps({**result, **versions}))
+        return 0
     try:
         data = load_rows(args.data)
         keys = args.partition_key if args.partition_key is not None else ["dt"]

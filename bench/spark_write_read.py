@@ -15,9 +15,14 @@ session in the same run:
   ``spark.read.parquet`` of Spark's files, each with one aggregate over every column (row count,
   sum of id and v, total length of s and dt), which also checks the rows came back.
 
-The Java Paimon Spark connector cannot run here (no connector jar is available); the report
-says so instead of printing numbers. Every measurement warms up once, then takes the median of
-``--repeat`` runs, each into fresh directories; engines alternate within a run.
+Then, after this session stops, the Java Paimon Spark connector does the same write and read
+through bench/java_connector_driver.py, in its own process and venv (``.venv-spark35``): the
+only connector on Maven Central here is ``paimon-spark-3.5`` 0.9.0, so it runs on Spark 3.5, and
+that session also times Spark 3.5's own Parquet write and read, so the ratios can be normalized
+by each session's Parquet. Without ``make bench``'s venv and jar, the report says so.
+
+Every measurement warms up once, then takes the median of ``--repeat`` runs, each into fresh
+directories; engines alternate within a run (within each of the two sessions).
 
 Run: ``.venv/bin/python bench/spark_write_read.py [--rows N] [--repeat R]``.
 """
@@ -26,19 +31,24 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import platform
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 
+import benchlib
 import pyarrow as pa
 import pyspark
+from benchlib import load_average, tree_cpu_seconds
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -46,7 +56,7 @@ import paimon_pyspark
 from paimon_pyspark.spark import register
 from paimon_pyspark.spark import write as spark_write
 
-PARTITIONS = ["2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04"]
+PARTITIONS = benchlib.APPEND_PARTITIONS
 SCHEMA = pa.schema(
     [("id", pa.int64()), ("v", pa.float64()), ("s", pa.string()), ("dt", pa.string())]
 )
@@ -57,54 +67,16 @@ TABLE = "db.t"
 TARGET_WRITE_VS_SPARK = 0.8
 TARGET_READ_VS_SPARK = 0.6
 TARGET_READ_VS_JAVA = 1.0
-JAVA_CONNECTOR_NOTE = (
-    "not measurable on this machine: Maven Central here serves no paimon-spark connector jar "
-    "(only paimon-bundle, up to 1.4.2)"
+PROJECT = Path(__file__).resolve().parent.parent
+JAVA_DRIVER = Path(__file__).resolve().parent / "java_connector_driver.py"
+JAVA_JAR = PROJECT / ".cache" / "java" / "paimon-spark-3.5-0.9.0.jar"
+JAVA_NOTE = (
+    "-- Spark 3.5 session, own process: the Java connector is paimon-spark-3.5 0.9.0\n"
+    "   (Maven Central here has no Paimon connector for Spark 4); spark35 = its own Parquet"
 )
 
 
 # --- machine ------------------------------------------------------------------------------------
-
-
-def tree_cpu_seconds() -> float:
-    """CPU seconds (user + system) used so far by this process and all its descendants.
-
-    The tree is the driver, the JVM and Spark's Python workers; children that have exited are
-    counted through their parents' cutime/cstime. NaN where /proc is not available.
-    """
-    try:
-        stats: dict[int, tuple[int, float]] = {}
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    text = f.read()
-            except OSError:
-                continue
-            fields = text[text.rindex(")") + 2 :].split()
-            ppid = int(fields[1])
-            ticks = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
-            stats[int(entry)] = (ppid, float(ticks))
-    except OSError:
-        return float("nan")
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in stats.items():
-        children.setdefault(ppid, []).append(pid)
-    total, todo = 0.0, [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        if pid in stats:
-            total += stats[pid][1]
-        todo.extend(children.get(pid, []))
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def load_average() -> str:
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "?"
 
 
 def machine_facts(spark: SparkSession) -> list[tuple[str, str]]:
@@ -167,14 +139,11 @@ def start_spark(arrow_batch: int | None) -> SparkSession:
 
 
 def generate(spark: SparkSession, rows: int, partitions: int) -> DataFrame:
-    """The benchmark rows, cached; dt cycles row by row, so each value gets rows // 4 rows."""
-    values = ", ".join(f"'{p}'" for p in PARTITIONS)
-    df = spark.range(0, rows, numPartitions=partitions).selectExpr(
-        "id",
-        "rand(42) AS v",
-        "substr(md5(cast(id AS string)), 1, 16) AS s",
-        f"element_at(array({values}), cast(id % {len(PARTITIONS)} AS int) + 1) AS dt",
-    )
+    """The benchmark rows, cached; dt cycles row by row, so each value gets rows // 4 rows.
+
+    benchlib.APPEND_EXPRS defines them, so the Java connector's session generates the same.
+    """
+    df = spark.range(0, rows, numPartitions=partitions).selectExpr(*benchlib.APPEND_EXPRS)
     df = df.cache()
     df.count()
     return df
@@ -392,6 +361,58 @@ def run(
     return writes, reads
 
 
+# --- the Java connector, in its own process ------------------------------------------------------
+
+JAVA_NAMES = {
+    "java write": ("write", "java connector"),
+    "java read": ("read", "java connector"),
+    "spark35 parquet write": ("write", "spark35 parquet"),
+    "spark35 parquet read": ("read", "spark35 parquet"),
+}
+
+
+@dataclass
+class JavaRun:
+    """The Spark 3.5 session's measurements, or why there are none."""
+
+    writes: dict[str, Measure] = field(default_factory=dict)
+    reads: dict[str, Measure] = field(default_factory=dict)
+    versions: str = ""
+    note: str = ""
+
+
+def java_python() -> str:
+    return os.environ.get("JAVA_CONNECTOR_PYTHON") or str(
+        PROJECT / ".venv-spark35" / "bin" / "python"
+    )
+
+
+def run_java(rows: int, partitions: int, repeat: int, tmp_root: str | None) -> JavaRun:
+    """bench/java_connector_driver.py's append op: same rows, same write, same read aggregate."""
+    python = java_python()
+    if not os.path.exists(python) or not (os.environ.get("PAIMON_SPARK_JAR") or JAVA_JAR.exists()):
+        return JavaRun(note="Java connector baseline not built: run make bench")
+    command = {"op": "append", "rows": rows, "partitions": partitions, "repeat": repeat}
+    command["warmup"] = 1
+    if tmp_root:
+        command["tmpdir"] = tmp_root
+    proc = subprocess.run(
+        [python, str(JAVA_DRIVER), json.dumps(command)], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or ["(no stderr)"]
+        return JavaRun(note=f"Java connector run failed: {tail[0]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = JavaRun(versions=f"spark {result['spark']}, java {result['java']}, {result['connector']}")
+    for key, (op, name) in JAVA_NAMES.items():
+        got = result["results"][key]
+        m = Measure(list(got["wall_s"]), list(got["cpu_s"]))
+        m.files, m.data_bytes = got.get("files", 0), got.get("data_bytes", 0)
+        m.tasks = got.get("tasks", partitions)
+        (out.writes if op == "write" else out.reads)[name] = m
+    return out
+
+
 # --- report -------------------------------------------------------------------------------------
 
 
@@ -411,30 +432,18 @@ def verdict(value: float, target: float) -> str:
     return "n/a" if value != value else ("MET" if value >= target else "NOT MET")
 
 
-def report(
-    spark: SparkSession,
-    rows: int,
-    repeat: int,
-    partitions: int,
-    writes: dict[str, Measure],
-    reads: dict[str, Measure],
-    loads: tuple[str, str],
+def ratio(ours: Measure | None, theirs: Measure | None) -> tuple[float, float]:
+    """(rows/s ratio from wall-clock medians, the same from tree CPU medians); NaN if missing."""
+    if ours is None or theirs is None:
+        return float("nan"), float("nan")
+    wall = statistics.median(theirs.wall_s) / statistics.median(ours.wall_s)
+    cpu = statistics.median(theirs.cpu_s) / statistics.median(ours.cpu_s)
+    return wall, cpu
+
+
+def print_rows(
+    rows: int, partitions: int, writes: dict[str, Measure], reads: dict[str, Measure]
 ) -> None:
-    print()
-    print(
-        f"Spark append-table write/read: {rows:,} rows in {partitions} cached partitions, "
-        f"median of {repeat} (after 1 warm-up)"
-    )
-    for key, value in machine_facts(spark):
-        print(f"  {key:<14} {value}")
-    print(f"  {'load average':<14} {loads[0]} before, {loads[1]} after (1, 5, 15 min)")
-    print()
-    header = (
-        f"{'':<26}{'median s':>9}{'cpu s':>8}{'rows/s':>11}{'MB':>8}{'files':>7}{'tasks':>7}"
-        "   runs (s)"
-    )
-    print(header)
-    print("-" * len(header))
     for op, results in (("write", writes), ("read", reads)):
         for name, m in results.items():
             label = f"{name} {op}"
@@ -446,53 +455,108 @@ def report(
                 f"{fmt_rate(rate(rows, m.wall_s)):>11}{size:>8}{files:>7}{tasks:>7}   "
                 + " ".join(f"{s:.3f}" for s in m.wall_s)
             )
-    print(f"{'java connector':<26}{JAVA_CONNECTOR_NOTE}")
+
+
+def report(
+    facts: list[tuple[str, str]],
+    rows: int,
+    repeat: int,
+    partitions: int,
+    writes: dict[str, Measure],
+    reads: dict[str, Measure],
+    java: JavaRun,
+    loads: tuple[str, str],
+) -> None:
+    print()
+    print(
+        f"Spark append-table write/read: {rows:,} rows in {partitions} cached partitions, "
+        f"median of {repeat} (after 1 warm-up)"
+    )
+    for key, value in facts:
+        print(f"  {key:<14} {value}")
+    if java.versions:
+        print(f"  {'java session':<14} {java.versions} (.venv-spark35)")
+    print(f"  {'load average':<14} {loads[0]} before, {loads[1]} after (1, 5, 15 min)")
+    print()
+    header = (
+        f"{'':<26}{'median s':>9}{'cpu s':>8}{'rows/s':>11}{'MB':>8}{'files':>7}{'tasks':>7}"
+        "   runs (s)"
+    )
+    print(header)
+    print("-" * len(header))
+    print_rows(rows, partitions, writes, reads)
+    print(JAVA_NOTE)
+    if java.note:
+        print(f"{'java connector':<26}{java.note}")
+    else:
+        print_rows(rows, partitions, java.writes, java.reads)
     print("  cpu s: driver + JVM + Python workers; 'by dt': a reference with our layout")
     print(f"  *: written with {MAX_BYTES} = {INT_MAX} (no per-row Arrow size check)")
 
-    def ratio(ours: Measure, theirs: Measure) -> tuple[float, float]:
-        """(rows/s ratio from wall-clock medians, the same from tree CPU medians)."""
-        wall = statistics.median(theirs.wall_s) / statistics.median(ours.wall_s)
-        cpu = statistics.median(theirs.cpu_s) / statistics.median(ours.cpu_s)
-        return wall, cpu
-
-    pq_write = writes["spark parquet"]
-    fmt_w, fmt_w_cpu = ratio(writes["ours format"], pq_write)
-    api_w, api_w_cpu = ratio(writes["ours spark.write"], pq_write)
-    fmt_u, fmt_u_cpu = ratio(writes["ours format*"], pq_write)
-    ref_w, ref_w_cpu = ratio(writes["spark parquet by dt"], pq_write)
-    ours_r, ours_r_cpu = ratio(reads["ours format"], reads["spark parquet"])
+    pq_write, pq_read = writes["spark parquet"], reads["spark parquet"]
+    jw, jr = java.writes.get("java connector"), java.reads.get("java connector")
+    pq35_w, pq35_r = java.writes.get("spark35 parquet"), java.reads.get("spark35 parquet")
+    fmt_w = ratio(writes["ours format"], pq_write)
+    api_w = ratio(writes["ours spark.write"], pq_write)
+    fmt_u = ratio(writes["ours format*"], pq_write)
+    ours_r = ratio(reads["ours format"], pq_read)
+    java_w, java_r = ratio(jw, pq35_w), ratio(jr, pq35_r)
     print()
-    print(f"{'ratio (rows/s)':<48}{'wall':>7}{'cpu':>7}")
-    for label, wall, cpu in (
-        ("ours format write       / spark parquet write", fmt_w, fmt_w_cpu),
-        ("ours spark.write write  / spark parquet write", api_w, api_w_cpu),
-        ("ours format* write      / spark parquet write", fmt_u, fmt_u_cpu),
-        ("spark parquet by dt     / spark parquet write", ref_w, ref_w_cpu),
-        ("ours format read        / spark parquet read", ours_r, ours_r_cpu),
+    print(f"{'ratio (rows/s)':<52}{'wall':>7}{'cpu':>7}")
+    for label, (wall, cpu) in (
+        ("ours format write       / spark parquet write", fmt_w),
+        ("ours spark.write write  / spark parquet write", api_w),
+        ("ours format* write      / spark parquet write", fmt_u),
+        (
+            "spark parquet by dt     / spark parquet write",
+            ratio(writes["spark parquet by dt"], pq_write),
+        ),
+        ("ours format read        / spark parquet read", ours_r),
+        ("java connector write    / spark35 parquet write", java_w),
+        ("java connector read     / spark35 parquet read", java_r),
+        ("spark parquet write     / spark35 parquet write", ratio(pq_write, pq35_w)),
+        ("spark parquet read      / spark35 parquet read", ratio(pq_read, pq35_r)),
+        ("ours format write       / java connector write", ratio(writes["ours format"], jw)),
+        ("ours spark.write write  / java connector write", ratio(writes["ours spark.write"], jw)),
+        ("ours format read        / java connector read", ratio(reads["ours format"], jr)),
     ):
-        print(f"  {label:<46}{fmt_ratio(wall):>7}{fmt_ratio(cpu):>7}")
+        print(f"  {label:<50}{fmt_ratio(wall):>7}{fmt_ratio(cpu):>7}")
+    # Each engine against its own session's Parquet, then the two against each other: this
+    # takes out what differs between the Spark 4.3 and the Spark 3.5 sessions.
+    normalized = [
+        ("ours format write       / java connector write", fmt_w, java_w),
+        ("ours spark.write write  / java connector write", api_w, java_w),
+        ("ours format read        / java connector read", ours_r, java_r),
+    ]
+    print("  normalized: each engine's ratio to its own session's parquet, then divided")
+    for label, (ow, oc), (jw_, jc) in normalized:
+        print(f"  {label:<50}{fmt_ratio(ow / jw_):>7}{fmt_ratio(oc / jc):>7}")
     print("  (cpu: the same ratio from CPU seconds, steadier when the machine is shared)")
+    print("  (java connector and spark35 parquet: Spark 3.5.x session, own process, same rows)")
     print()
     print("targets (from the issue)")
     t_w, t_r = TARGET_WRITE_VS_SPARK, TARGET_READ_VS_SPARK
     print(
-        f"  write (format)      >= {t_w:.1f}x spark parquet write: {fmt_ratio(fmt_w):>7}  "
-        + verdict(fmt_w, t_w)
+        f"  write (format)      >= {t_w:.1f}x spark parquet write: {fmt_ratio(fmt_w[0]):>7}  "
+        + verdict(fmt_w[0], t_w)
     )
     print(
-        f"  write (spark.write) >= {t_w:.1f}x spark parquet write: {fmt_ratio(api_w):>7}  "
-        + verdict(api_w, t_w)
+        f"  write (spark.write) >= {t_w:.1f}x spark parquet write: {fmt_ratio(api_w[0]):>7}  "
+        + verdict(api_w[0], t_w)
     )
     print(
-        f"  read                >= {t_r:.1f}x spark parquet read:  {fmt_ratio(ours_r):>7}  "
-        + verdict(ours_r, t_r)
+        f"  read                >= {t_r:.1f}x spark parquet read:  {fmt_ratio(ours_r[0]):>7}  "
+        + verdict(ours_r[0], t_r)
     )
+    vs_java = ratio(reads["ours format"], jr)[0]
+    normalized_read = ours_r[0] / java_r[0]
     print(
-        f"  read                >= {TARGET_READ_VS_JAVA:.1f}x java connector read:     n/a  "
-        "n/a (java connector not measurable here)"
+        f"  read                >= {TARGET_READ_VS_JAVA:.1f}x java connector read: "
+        f"{fmt_ratio(vs_java):>7}  {verdict(vs_java, TARGET_READ_VS_JAVA)}"
+        f"  (normalized: {fmt_ratio(normalized_read)} "
+        f"{verdict(normalized_read, TARGET_READ_VS_JAVA)}; java on Spark 3.5)"
     )
-    print(f"  (with *: write (format) {fmt_ratio(fmt_u)} {verdict(fmt_u, t_w)})")
+    print(f"  (with *: write (format) {fmt_ratio(fmt_u[0])} {verdict(fmt_u[0], t_w)})")
 
 
 def main() -> int:
@@ -509,6 +573,7 @@ def main() -> int:
         help="spark.sql.execution.arrow.maxRecordsPerBatch (default: Spark's, 10000)",
     )
     parser.add_argument("--tmpdir", default=None, help="where tables and files go (default: TMP)")
+    parser.add_argument("--no-java", action="store_true", help="skip the Java connector runs")
     args = parser.parse_args()
     if args.rows < len(PARTITIONS) or args.repeat < 1 or args.partitions < 1:
         parser.error("need --rows >= 4, --repeat >= 1 and --partitions >= 1")
@@ -521,18 +586,26 @@ def main() -> int:
         df = generate(spark, args.rows, args.partitions)
         expected = totals(df)
         writes, reads = run(spark, df, expected, args.repeat, args.tmpdir)
-        report(
-            spark,
-            args.rows,
-            args.repeat,
-            args.partitions,
-            writes,
-            reads,
-            (load_before, load_average()),
-        )
+        facts = machine_facts(spark)
         df.unpersist()
     finally:
         spark.stop()
+    # After our session stops, so the two JVMs never compete for the cores.
+    if args.no_java:
+        java = JavaRun(note="skipped (--no-java)")
+    else:
+        print("java connector (spark 3.5, own process) ...", file=sys.stderr)
+        java = run_java(args.rows, args.partitions, args.repeat, args.tmpdir)
+    report(
+        facts,
+        args.rows,
+        args.repeat,
+        args.partitions,
+        writes,
+        reads,
+        java,
+        (load_before, load_average()),
+    )
     return 0
 
 

@@ -1,0 +1,321 @@
+"""Times the Java Paimon Spark connector, for bench/spark_write_read.py and bench/pk_write_read.py.
+
+The only Paimon Spark connector on Maven Central here is ``paimon-spark-3.5`` 0.9.0 (none for
+Spark 4, none of Paimon 1.x), so this script runs in its own venv, ``.venv-spark35`` (pyspark
+3.5, built by ``make bench``), in its own process, with its own SparkSession on ``local[2]``:
+the jar, the catalog ``paimon`` (``org.apache.paimon.spark.SparkCatalog`` on a warehouse under
+the temp directory) and Paimon's session extensions. It imports only the standard library,
+pyspark and bench/benchlib.py.
+
+One JSON command in, one JSON object out (on the last stdout line; Spark logs go to stderr):
+
+- ``{"op": "append", "rows": 5000000, "partitions": 2, "repeat": 3, "warmup": 1}``: the rows of
+  bench/spark_write_read.py (benchlib.APPEND_EXPRS over ``spark.range(rows, numPartitions=
+  partitions)``), cached; then per round, in fresh directories: ``df.writeTo(t).append()`` into
+  a fresh append table partitioned by ``dt`` (bucket -1, parquet, zstd level 1), a full read of it
+  (the aggregate over every column that spark_write_read.py times), and Spark 3.5's own
+  ``df.write.parquet`` (zstd level 1) and read of the same rows, as the session's baseline.
+- ``{"op": "pk", "rows": 2000000, "repeat": 1, "warmup": 0}``: a primary-key table (primary key
+  ``p, k``, partitioned by ``p``, bucket 4, parquet zstd 1); timed: the first commit (all keys),
+  the upsert commit (10% of the keys), and the merge-read (benchlib.PK_TOTALS_SQL).
+- ``{"op": "read_table", "warehouse": "/path", "table": "db.t"}``: reads any Paimon table (for
+  interop, e.g. one paimon_pyspark wrote) and returns its columns, row count and a checksum: the
+  sum over rows of ``xxhash64`` of all columns (Spark's, so pyspark 4 computes the same).
+
+Every command may add ``"tmpdir"`` (where warehouses go) and ``"driver_memory"`` (default 4g).
+Times are wall-clock seconds and CPU seconds of the process tree (this driver plus its JVM).
+
+Usage: ``.venv-spark35/bin/python bench/java_connector_driver.py '{"op": "append", ...}'``
+(or ``-`` to read the command from stdin). Exits with status 1 and a traceback on failure.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import benchlib
+
+PROJECT = Path(__file__).resolve().parent.parent
+CONNECTOR = "org.apache.paimon:paimon-spark-3.5:0.9.0"
+JAR = PROJECT / ".cache" / "java" / "paimon-spark-3.5-0.9.0.jar"
+ZSTD_LEVEL = 1
+# Paimon 0.9's defaults differ from 1.x in places; say the file layout our tables use.
+FILE_OPTIONS = {
+    "file.format": "parquet",
+    "file.compression": "zstd",
+    "file.compression.zstd-level": str(ZSTD_LEVEL),
+}
+
+
+def start_spark(warehouse: str, driver_memory: str) -> Any:
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    jar = os.environ.get("PAIMON_SPARK_JAR") or str(JAR)
+    if not os.path.exists(jar):
+        raise FileNotFoundError(f"no connector jar at {jar}: run make bench")
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("paimon-java-connector-bench")
+        .config("spark.jars", jar)
+        .config("spark.sql.catalog.paimon", "org.apache.paimon.spark.SparkCatalog")
+        .config("spark.sql.catalog.paimon.warehouse", warehouse)
+        .config(
+            "spark.sql.extensions",
+            "org.apache.paimon.spark.extensions.PaimonSparkSessionExtensions",
+        )
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", driver_memory)
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.parquet.compression.codec", "zstd")
+        .config("spark.hadoop.parquet.compression.codec.zstd.level", str(ZSTD_LEVEL))
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    gc.collect()
+    cpu = benchlib.tree_cpu_seconds()
+    start = time.perf_counter()
+    out = fn()
+    wall = time.perf_counter() - start
+    return wall, benchlib.tree_cpu_seconds() - cpu, out
+
+
+def data_files(root: str) -> tuple[int, int]:
+    """(count, bytes) of the Parquet files under ``root``."""
+    sizes = [
+        os.path.getsize(os.path.join(folder, name))
+        for folder, _dirs, names in os.walk(root)
+        for name in names
+        if name.endswith(".parquet") and not name.startswith(".")
+    ]
+    return len(sizes), sum(sizes)
+
+
+def tblproperties(extra: dict[str, str]) -> str:
+    props = {**FILE_OPTIONS, **extra}
+    return ", ".join(f"'{k}' = '{v}'" for k, v in props.items())
+
+
+def append_totals(df: Any) -> dict[str, float]:
+    """The aggregate spark_write_read.py times as the read: it touches every column."""
+    from pyspark.sql import functions as F
+
+    row = df.agg(
+        F.count(F.lit(1)),
+        F.sum("id"),
+        F.sum("v"),
+        F.sum(F.length("s")),
+        F.sum(F.length("dt")),
+    ).collect()[0]
+    rows, sum_id, sum_v, len_s, len_dt = (x or 0 for x in row)
+    return {
+        "rows": int(rows),
+        "sum_id": int(sum_id),
+        "sum_v": float(sum_v),
+        "len_s": int(len_s),
+        "len_dt": int(len_dt),
+    }
+
+
+def check_append(expected: dict[str, float], got: dict[str, float], who: str) -> None:
+    for key, want in expected.items():
+        have = got[key]
+        bad = abs(have - want) > 1e-9 * max(1.0, abs(want)) if key == "sum_v" else have != want
+        if bad:
+            raise AssertionError(f"{who} read back {key} = {have}, expected {want}")
+
+
+def op_append(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[str, Any]:
+    rows = int(cmd.get("rows", 5_000_000))
+    partitions = int(cmd.get("partitions", 2))
+    repeat, warmup = int(cmd.get("repeat", 3)), int(cmd.get("warmup", 1))
+    df = spark.range(0, rows, numPartitions=partitions).selectExpr(*benchlib.APPEND_EXPRS)
+    df = df.cache()
+    df.count()
+    expected = append_totals(df)
+    names = ("java write", "java read", "spark35 parquet write", "spark35 parquet read")
+    out: dict[str, Any] = {name: {"wall_s": [], "cpu_s": []} for name in names}
+    scratch = tempfile.mkdtemp(prefix="spark35-parquet-", dir=cmd.get("tmpdir"))
+    try:
+        for round_no in range(warmup + repeat):
+            table = f"paimon.db.t{round_no}"
+            spark.sql(
+                f"CREATE TABLE {table} ({benchlib.APPEND_DDL_COLUMNS}) PARTITIONED BY (dt) "
+                f"TBLPROPERTIES ({tblproperties({'bucket': '-1'})})"
+            )
+            parquet = os.path.join(scratch, f"r{round_no}")
+            results = {
+                "java write": timed(lambda t=table: df.writeTo(t).append()),
+                "java read": timed(lambda t=table: append_totals(spark.table(t))),
+                "spark35 parquet write": timed(lambda p=parquet: df.write.parquet(p)),
+                "spark35 parquet read": timed(
+                    lambda p=parquet: append_totals(spark.read.parquet(p))
+                ),
+            }
+            for name in ("java read", "spark35 parquet read"):
+                check_append(expected, results[name][2], name)
+            table_dir = os.path.join(warehouse, "db.db", f"t{round_no}")
+            for name, root in (("java write", table_dir), ("spark35 parquet write", parquet)):
+                out[name]["files"], out[name]["data_bytes"] = data_files(root)
+            out["java read"]["tasks"] = spark.table(table).rdd.getNumPartitions()
+            out["spark35 parquet read"]["tasks"] = spark.read.parquet(
+                parquet
+            ).rdd.getNumPartitions()
+            spark.sql(f"DROP TABLE {table}")
+            shutil.rmtree(table_dir, ignore_errors=True)
+            shutil.rmtree(parquet, ignore_errors=True)
+            if round_no >= warmup:
+                for name, (wall, cpu, _) in results.items():
+                    out[name]["wall_s"].append(wall)
+                    out[name]["cpu_s"].append(cpu)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        df.unpersist()
+    return {"rows": rows, "partitions": partitions, "expected": expected, "results": out}
+
+
+def pk_totals_sql(df: Any) -> dict[str, float]:
+    row = df.selectExpr(*benchlib.PK_TOTALS_SQL).collect()[0]
+    got = dict(zip(benchlib.PK_TOTALS, (x or 0 for x in row), strict=True))
+    return {k: float(v) if k == "sum_v" else int(v) for k, v in got.items()}
+
+
+def op_pk(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[str, Any]:
+    rows = int(cmd.get("rows", 2_000_000))
+    partitions = int(cmd.get("partitions", 2))
+    repeat, warmup = int(cmd.get("repeat", 1)), int(cmd.get("warmup", 0))
+    base = spark.range(0, rows, numPartitions=partitions).selectExpr(*benchlib.pk_exprs(1))
+    upsert_ids = spark.range(0, benchlib.pk_upsert_rows(rows), numPartitions=partitions)
+    upsert = upsert_ids.selectExpr(benchlib.UPSERT_ID_EXPR).selectExpr(*benchlib.pk_exprs(2))
+    base, upsert = base.cache(), upsert.cache()
+    base.count()
+    upsert.count()
+    names = ("java pk write", "java pk upsert", "java pk merge-read")
+    out: dict[str, Any] = {name: {"wall_s": [], "cpu_s": []} for name in names}
+    props = {
+        "primary-key": ",".join(benchlib.PK_PRIMARY_KEYS),
+        "bucket": str(benchlib.PK_BUCKETS),
+    }
+    totals: dict[str, float] = {}
+    files: dict[str, int] = {}
+    try:
+        for round_no in range(warmup + repeat):
+            table = f"paimon.db.pk{round_no}"
+            spark.sql(
+                f"CREATE TABLE {table} ({benchlib.PK_DDL_COLUMNS}) "
+                f"PARTITIONED BY ({', '.join(benchlib.PK_PARTITION_KEYS)}) "
+                f"TBLPROPERTIES ({tblproperties(props)})"
+            )
+            results = {
+                "java pk write": timed(lambda t=table: base.writeTo(t).append()),
+                "java pk upsert": timed(lambda t=table: upsert.writeTo(t).append()),
+                "java pk merge-read": timed(lambda t=table: pk_totals_sql(spark.table(t))),
+            }
+            totals = results["java pk merge-read"][2]
+            table_dir = os.path.join(warehouse, "db.db", f"pk{round_no}")
+            files["files"], files["data_bytes"] = data_files(table_dir)  # after both commits
+            out["java pk merge-read"]["tasks"] = spark.table(table).rdd.getNumPartitions()
+            spark.sql(f"DROP TABLE {table}")
+            shutil.rmtree(table_dir, ignore_errors=True)
+            if round_no >= warmup:
+                for name, (wall, cpu, _) in results.items():
+                    out[name]["wall_s"].append(wall)
+                    out[name]["cpu_s"].append(cpu)
+    finally:
+        base.unpersist()
+        upsert.unpersist()
+    return {
+        "rows": rows,
+        "upsert_rows": benchlib.pk_upsert_rows(rows),
+        "totals": totals,
+        "table": files,
+        "results": out,
+    }
+
+
+def op_read_table(spark: Any, cmd: dict[str, Any]) -> dict[str, Any]:
+    """Row count and an order-free checksum of any Paimon table, through the Java connector."""
+    from pyspark.sql import functions as F
+
+    spark.conf.set("spark.sql.catalog.interop", "org.apache.paimon.spark.SparkCatalog")
+    spark.conf.set("spark.sql.catalog.interop.warehouse", str(cmd["warehouse"]))
+    name = f"interop.{cmd.get('table', 'db.t')}"
+    df = spark.table(name)
+
+    def read() -> tuple[int, int]:
+        hashed = F.xxhash64(*[F.col(f"`{c}`") for c in df.columns]).cast("decimal(38,0)")
+        row = df.agg(F.count(F.lit(1)), F.sum(hashed)).collect()[0]
+        return int(row[0]), int(row[1] or 0)
+
+    wall, cpu, (count, checksum) = timed(read)
+    return {
+        "table": name,
+        "columns": [[f.name, f.dataType.simpleString(), f.nullable] for f in df.schema.fields],
+        "rows": count,
+        "checksum": str(checksum),
+        "checksum_of": "sum(cast(xxhash64(all columns) as decimal(38,0)))",
+        "wall_s": wall,
+        "cpu_s": cpu,
+    }
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        cmd = json.loads(sys.stdin.read() if sys.argv[1] == "-" else sys.argv[1])
+        op = cmd["op"]
+        if op not in ("append", "pk", "read_table"):
+            raise ValueError(f"unknown op {op!r}")
+        root = tempfile.mkdtemp(prefix="java-connector-bench-", dir=cmd.get("tmpdir"))
+        try:
+            warehouse = os.path.join(root, "warehouse")
+            spark = start_spark(warehouse, str(cmd.get("driver_memory", "4g")))
+            try:
+                if op != "read_table":
+                    spark.sql("CREATE DATABASE IF NOT EXISTS paimon.db")
+                if op == "append":
+                    result = op_append(spark, warehouse, cmd)
+                elif op == "pk":
+                    result = op_pk(spark, warehouse, cmd)
+                else:
+                    result = op_read_table(spark, cmd)
+                jvm = spark.sparkContext._jvm
+                versions = {
+                    "spark": spark.version,
+                    "java": jvm.System.getProperty("java.version") if jvm is not None else "?",
+                    "connector": CONNECTOR,
+                }
+            finally:
+                spark.stop()
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+    except BaseException:  # the caller reads the traceback from stderr
+        import traceback
+
+        traceback.print_exc()
+        return 1
+    print(json.dumps({"op": op, **versions, **result}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
