@@ -87,3 +87,8 @@ class CommitMessageSerdeError(PaimonError):
 class MergeError(PaimonError):
     """Records of one primary key cannot be merged by the table's merge engine: a retraction the
     engine or an aggregate function does not accept, or an aggregate that overflows its type."""
+
+
+class PartitionSpecError(SchemaError):
+    """A static partition spec names a key that is not a partition key, or gives a value that
+    does not fit the partition key's type; the message names the key and the value."""

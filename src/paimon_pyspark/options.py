@@ -35,6 +35,10 @@ SEQUENCE_FIELD = "sequence.field"
 DATA_FILE_THIN_MODE = "data-file.thin-mode"
 WRITE_BUFFER_SIZE = "write-buffer-size"
 MERGE_ENGINE = "merge-engine"
+DYNAMIC_PARTITION_OVERWRITE = "dynamic-partition-overwrite"
+OVERWRITE_UPGRADE = "overwrite-upgrade"
+NUM_LEVELS = "num-levels"
+NUM_SORTED_RUN_COMPACTION_TRIGGER = "num-sorted-run.compaction-trigger"
 
 # Options whose non-default value changes the data or its reading and is not implemented yet.
 _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
@@ -191,6 +195,24 @@ class CoreOptions:
     @property
     def merge_engine(self) -> str:
         return (self.options.get(MERGE_ENGINE) or "deduplicate").strip().lower()
+
+    @property
+    def dynamic_partition_overwrite(self) -> bool:
+        """An overwrite without a static spec replaces only the partitions it writes."""
+        return (self.options.get(DYNAMIC_PARTITION_OVERWRITE) or "true").strip().lower() == "true"
+
+    @property
+    def overwrite_upgrade(self) -> bool:
+        """Overwritten PK buckets whose new files do not overlap get them at the top level."""
+        return (self.options.get(OVERWRITE_UPGRADE) or "true").strip().lower() == "true"
+
+    @property
+    def num_levels(self) -> int:
+        """LSM levels; Java defaults it to ``num-sorted-run.compaction-trigger`` + 1."""
+        raw = self.options.get(NUM_LEVELS)
+        if raw is not None:
+            return self._int(NUM_LEVELS, 0)
+        return self._int(NUM_SORTED_RUN_COMPACTION_TRIGGER, 5) + 1
 
     @property
     def commit_max_retries(self) -> int:

@@ -2,10 +2,11 @@
 
 What works: ``CREATE TEMPORARY VIEW v USING paimon OPTIONS (warehouse '...', table 'db.t')``,
 then SELECT (Spark filters the rows: the reader pushes no filters), INSERT INTO ... VALUES /
-SELECT (one snapshot per statement), and time travel with a view pinned by ``snapshot-id``.
-What does not: INSERT OVERWRITE (not implemented yet; it fails naming the table) and
-``CREATE TABLE ... USING paimon`` (Spark keeps the table's OPTIONS in its own catalog and hands
-the data source none of them).
+SELECT (one snapshot per statement), INSERT OVERWRITE (a dynamic partition overwrite, or a
+static one through a view with ``overwrite-partition``), and time travel with a view pinned by
+``snapshot-id``. What does not: ``INSERT OVERWRITE ... PARTITION (...)`` (Spark refuses the
+clause for a data source view) and ``CREATE TABLE ... USING paimon`` (Spark keeps the table's
+OPTIONS in its own catalog and hands the data source none of them).
 
 pyspark 4.3 plans a view's read once and keeps it on the view's relation: a view does not see
 later commits (a strict xfail below), and a reader with pushed filters would leak them into the
@@ -131,18 +132,38 @@ def test_insert_into_values_and_select(
     assert not os.path.exists(staging) or not os.listdir(staging)
 
 
-def test_insert_overwrite_is_refused_naming_the_table(
+def test_insert_overwrite_replaces_partitions(
     spark: SparkSession, table: FileStoreTable, view: MakeView
 ) -> None:
-    _write(table, _rows(10))
+    _write(table, _rows(30))
+    model = _rows(30)
+
+    def replace(new: list[Row], partitions: set[str]) -> list[Row]:
+        return sorted([r for r in model if r[2] not in partitions] + new)
+
     v = view()
-    refused = r"UnsupportedOptionError: Table 'db.t': mode\('overwrite'\) is not supported yet"
-    with pytest.raises(AnalysisException, match=refused):
-        spark.sql(f"INSERT OVERWRITE {v} VALUES (1, 'x', '2026-11-01')").collect()
-    with pytest.raises(AnalysisException, match=refused):
-        spark.sql(f"INSERT OVERWRITE TABLE {v} SELECT * FROM {v}").collect()
-    assert table.snapshot_manager.latest_id() == 1
-    assert _ours(table) == _rows(10)
+    spark.sql(f"INSERT OVERWRITE {v} VALUES (900, 'sql-900', '2026-11-01')").collect()
+    model = replace([(900, "sql-900", "2026-11-01")], {"2026-11-01"})
+    assert _ours(table) == model
+    assert table.snapshot_manager.latest().commit_kind == "OVERWRITE"  # type: ignore[union-attr]
+
+    # read and overwrite the same table in one statement
+    spark.sql(
+        f"INSERT OVERWRITE TABLE {view()} SELECT id, upper(name), dt FROM {view()} "
+        "WHERE dt = '2026-11-02'"
+    ).collect()
+    model = sorted((i, n.upper(), d) if d == "2026-11-02" else (i, n, d) for i, n, d in model)
+    assert _ours(table) == model
+
+    # static: a view naming the partition replaces it, here by no rows at all
+    static = view(**{"overwrite-partition": "dt=2026-11-03"})
+    spark.sql(f"INSERT OVERWRITE {static} SELECT * FROM {v} WHERE false").collect()
+    model = replace([], {"2026-11-03"})
+    assert _ours(table) == model
+
+    with pytest.raises(AnalysisException, match="NON_PARTITION_COLUMN"):
+        spark.sql(f"INSERT OVERWRITE {v} PARTITION (dt = '2026-11-01') VALUES (1, 'x')").collect()
+    assert _ours(table) == model
 
 
 @pytest.fixture

@@ -7,6 +7,8 @@ Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotComm
     prepare   messages -> manifest entries (ADD for new files, DELETE for removed ones)
     attempt   latest = LATEST snapshot (verified)
               [after an uncertain failure: a snapshot of ours with this identifier? -> done]
+              [overwrite: other writers' commits since the overwrite was planned must not
+               touch the replaced partitions; DELETE every live file of them in latest]
               conflict check when files are removed: every DELETE must hit a live file
               base list  = latest's base + delta manifests, small ones merged
               delta list = a manifest with this commit's entries
@@ -24,21 +26,34 @@ import itertools
 import random
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from paimon_pyspark.commit.overwrite import (
+    Overwrite,
+    PartitionFilter,
+    describe_spec,
+    partition_spec,
+    upgrade_for_overwrite,
+)
 from paimon_pyspark.errors import CommitConflictError, CommitError
 from paimon_pyspark.spec import manifest as mf
+from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.manifest import ManifestEntry
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from paimon_pyspark.table.managers import SchemaManager, SnapshotManager
 from paimon_pyspark.table.manifest_io import ManifestIO, merge_entries
 from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.types.data_types import DataType
 
 APPEND = "APPEND"
 COMPACT = "COMPACT"
 OVERWRITE = "OVERWRITE"
+_DATA_CHANGING_KINDS = (APPEND, OVERWRITE)
+
+EntriesOf = Callable[[Snapshot | None], list[ManifestEntry]]
+"""The entries of one commit attempt, given the latest snapshot it commits on."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +66,14 @@ class CommitSettings:
     max_retries: int
     min_retry_wait_ms: int
     max_retry_wait_ms: int
+    partition_keys: tuple[str, ...] = ()
+    partition_types: tuple[DataType, ...] = ()
+    partition_default_name: str = "__DEFAULT_PARTITION__"
+    dynamic_partition_overwrite: bool = True
+    overwrite_upgrade: bool = True
+    key_types: tuple[DataType, ...] = ()
+    """Types of the trimmed primary key (empty for append tables)."""
+    num_levels: int = 6
 
 
 class FileStoreCommit:
@@ -95,10 +118,143 @@ class FileStoreCommit:
         if append:
             has_delete = any(e.kind == mf.KIND_DELETE for e in append)
             kind = OVERWRITE if has_delete else APPEND
-            created.append(self._try_commit(append, kind, identifier, check=has_delete))
+            created.append(self._try_commit(lambda _: append, kind, identifier, check=has_delete))
         if compact:
-            created.append(self._try_commit(compact, COMPACT, identifier, check=True))
+            created.append(self._try_commit(lambda _: compact, COMPACT, identifier, check=True))
         return created
+
+    def overwrite(
+        self,
+        messages: Sequence[CommitMessage],
+        overwrite: Overwrite,
+        identifier: int = BATCH_COMMIT_IDENTIFIER,
+    ) -> list[int]:
+        """Replace partitions (see ``commit/overwrite.py``) by ``messages``' new files.
+
+        Java's ``overwritePartition``: one OVERWRITE snapshot deleting every live file of the
+        replaced partitions and adding the new files (re-levelled by ``overwrite-upgrade``),
+        then a COMPACT snapshot for compaction changes in the same messages. A dynamic overwrite
+        with no new files commits nothing; a static one always commits.
+        """
+        s = self.settings
+        append, compact = self._collect(messages)
+        new_files = [e for e in append if e.kind == mf.KIND_ADD]
+        if len(new_files) != len(append):
+            raise CommitError(
+                f"Table '{s.table_name}': an overwrite commit cannot also delete files."
+            )
+        filter_, skip = self._overwrite_filter(new_files, overwrite)
+        if not compact:
+            new_files = self._try_upgrade(new_files)
+        created = []
+        if not skip:
+            changes = self._overwrite_changes(new_files, filter_, overwrite.base_snapshot_id)
+            created.append(self._try_commit(changes, OVERWRITE, identifier, check=True))
+        if compact:
+            created.append(self._try_commit(lambda _: compact, COMPACT, identifier, check=True))
+        return created
+
+    def _overwrite_filter(
+        self, new_files: list[ManifestEntry], overwrite: Overwrite
+    ) -> tuple[PartitionFilter | None, bool]:
+        """(partitions to replace, None for the whole table; True when nothing is replaced)."""
+        s = self.settings
+        types = s.partition_types
+        if overwrite.static_partition:
+            spec = partition_spec(
+                s.table_name,
+                s.partition_keys,
+                types,
+                overwrite.static_partition,
+                s.partition_default_name,
+            )
+            text = describe_spec(s.partition_keys, spec)
+            filter_ = PartitionFilter(types, spec=spec, description=text)
+            for e in new_files:
+                if not filter_(e.partition):
+                    raise CommitError(
+                        f"Table '{s.table_name}': trying to overwrite partition {text}, but "
+                        f"file {e.file.file_name} belongs to partition "
+                        f"{self._partition_text(e.partition)}, outside it; nothing was committed."
+                    )
+            return filter_, False
+        if types and s.dynamic_partition_overwrite:
+            if not new_files:
+                return None, True
+            partitions = {e.partition for e in new_files}
+            texts = sorted(self._partition_text(p) for p in partitions)
+            text = "; ".join(texts[:5]) + (f" and {len(texts) - 5} more" if len(texts) > 5 else "")
+            return PartitionFilter(types, partitions=partitions, description=text), False
+        return None, False
+
+    def _partition_text(self, partition: bytes) -> str:
+        s = self.settings
+        types = [t.copy(nullable=True) for t in s.partition_types]
+        values = deserialize_with_arity(partition, types)
+        return ", ".join(f"{k}={v!r}" for k, v in zip(s.partition_keys, values, strict=True))
+
+    def _try_upgrade(self, new_files: list[ManifestEntry]) -> list[ManifestEntry]:
+        s = self.settings
+        if not s.overwrite_upgrade or not s.key_types:
+            return new_files
+        return upgrade_for_overwrite(new_files, s.key_types, s.num_levels - 1)
+
+    def _overwrite_changes(
+        self,
+        new_files: list[ManifestEntry],
+        filter_: PartitionFilter | None,
+        base_snapshot_id: int | None,
+    ) -> EntriesOf:
+        """The entries of each attempt: DELETE for the replaced partitions' live files at the
+        attempt's latest snapshot (Java's readOverwriteChanges), then the new files."""
+        postpone = self.settings.bucket == -2  # only postpone tables replace bucket -2 files
+
+        def changes(latest: Snapshot | None) -> list[ManifestEntry]:
+            if latest is None:
+                return list(new_files)
+            if base_snapshot_id is not None:
+                self._check_concurrent_changes(base_snapshot_id, latest, filter_)
+            deletes = [
+                ManifestEntry(mf.KIND_DELETE, e.partition, e.bucket, e.total_buckets, e.file)
+                for e in self.manifests.live_entries(latest)
+                if (postpone or e.bucket >= 0) and (filter_ is None or filter_(e.partition))
+            ]
+            return deletes + new_files
+
+        return changes
+
+    def _check_concurrent_changes(
+        self, base_id: int, latest: Snapshot, filter_: PartitionFilter | None
+    ) -> None:
+        """No other writer changed rows of the replaced partitions after snapshot ``base_id``.
+
+        Not a Java rule: Java would delete those rows with the rest (see commit/overwrite.py).
+        """
+        s = self.settings
+        where = "the table" if filter_ is None else f"partition(s) {filter_.description}"
+        for sid in range(base_id + 1, latest.id + 1):
+            snap = latest if sid == latest.id else None
+            if snap is None:
+                if not self.snapshots.snapshot_exists(sid):
+                    raise CommitConflictError(
+                        f"Table '{s.table_name}': snapshot {sid}, committed while this "
+                        f"overwrite of {where} was running, has expired, so the overwrite cannot "
+                        "tell whether it changed those rows. Give up committing; nothing was "
+                        "committed."
+                    )
+                snap = self.snapshots.snapshot(sid)
+            if snap.commit_user == self.commit_user or snap.commit_kind not in _DATA_CHANGING_KINDS:
+                continue
+            metas = self.manifests.read_manifest_list(snap.delta_manifest_list)
+            for e in self.manifests.read_entries(metas):
+                if filter_ is None or filter_(e.partition):
+                    raise CommitConflictError(
+                        f"Table '{s.table_name}': overwrite conflict: snapshot {sid} "
+                        f"({snap.commit_kind} by commit user {snap.commit_user}) changed "
+                        f"{where} after this overwrite was planned on snapshot {base_id}; "
+                        "overwriting would drop its rows. Give up committing; nothing was "
+                        "committed. Plan the overwrite again on the latest snapshot."
+                    )
 
     def _collect(
         self, messages: Sequence[CommitMessage]
@@ -128,9 +284,7 @@ class FileStoreCommit:
                 raise CommitError("Index files are not supported by paimon_pyspark yet.")
         return append, compact
 
-    def _try_commit(
-        self, entries: list[ManifestEntry], kind: str, identifier: int, check: bool
-    ) -> int:
+    def _try_commit(self, entries_of: EntriesOf, kind: str, identifier: int, check: bool) -> int:
         s = self.settings
         retry = 0
         start_latest: int | None = None
@@ -144,6 +298,7 @@ class FileStoreCommit:
                 done = self._find_committed(start_latest, latest.id, identifier, kind)
                 if done is not None:
                     return done
+            entries = entries_of(latest)
             try:
                 snapshot_id = self._try_commit_once(entries, kind, identifier, latest, check)
             except OSError as e:

@@ -33,10 +33,15 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from paimon_pyspark.errors import CatalogError, SchemaMismatchError, UnsupportedOptionError
+from paimon_pyspark.errors import CatalogError, OptionError, SchemaMismatchError
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
-from paimon_pyspark.spark.tables import ensure_table, table_options
+from paimon_pyspark.spark.tables import (
+    OVERWRITE_PARTITION,
+    ensure_table,
+    plan_overwrite,
+    table_options,
+)
 from paimon_pyspark.spark.write import commit_or_abort
 
 
@@ -83,13 +88,17 @@ class PaimonDataSource(DataSource):
         return PaimonReader(self._ref(), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> PaimonWriter:
-        if overwrite:
-            raise UnsupportedOptionError(
-                f"Table '{self.identifier}': mode('overwrite') is not supported yet; "
-                "use mode('append')."
+        """``overwrite``: mode('overwrite') or INSERT OVERWRITE, a dynamic partition overwrite,
+        or a static one with option ``overwrite-partition`` (``dt=2026-06-26,hr=10``)."""
+        ref, table = ensure_table(self.warehouse, self.identifier, schema, self.opts)
+        spec = self.opts.get(OVERWRITE_PARTITION)
+        if spec is not None and not overwrite:
+            raise OptionError(
+                f"Table '{self.identifier}': option '{OVERWRITE_PARTITION}' needs "
+                "mode('overwrite')."
             )
-        ref, _ = ensure_table(self.warehouse, self.identifier, schema, self.opts)
-        return PaimonWriter(WriteJob(ref, shared_buckets=True))
+        plan = plan_overwrite(table, spec) if overwrite else None
+        return PaimonWriter(WriteJob(ref, shared_buckets=True, overwrite=plan))
 
 
 class PaimonPySparkDataSource(PaimonDataSource):

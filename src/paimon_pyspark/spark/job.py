@@ -7,6 +7,9 @@ staging record under ``<table>/.paimon-staging/<commit user>/`` before returning
 commits the messages of the attempts Spark kept and then deletes the files of every other record
 (failed jobs, retried or speculative attempts), so no job leaves orphan files behind. An aborted
 job's directory keeps its FINISHED marker for an hour, then a later job removes it.
+
+An overwriting job carries the Overwrite its driver planned (``overwrite``): tasks write as an
+overwrite does (ignoring the table's files) and the driver commits it, even with no rows.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import pyarrow as pa
 from pyspark import TaskContext
 
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
+from paimon_pyspark.commit.overwrite import Overwrite
 from paimon_pyspark.errors import PaimonError
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.table.file_store_table import FileStoreTable
@@ -76,6 +80,7 @@ class WriteJob:
     ref: TableRef
     commit_user: str = field(default_factory=lambda: str(uuid.uuid4()))
     shared_buckets: bool = False
+    overwrite: Overwrite | None = None
 
     def staging_dir(self, table: FileStoreTable) -> str:
         return os.path.join(table.path, STAGING_DIR, self.commit_user)
@@ -85,7 +90,7 @@ class WriteJob:
     def write_task(self, batches: Iterable[pa.RecordBatch]) -> TaskResult:
         """Write every batch of one task; on any failure the task's files are removed."""
         table = self.ref.load()
-        builder = BatchWriteBuilder(table, self.commit_user)
+        builder = BatchWriteBuilder(table, self.commit_user, self.overwrite)
         with builder.new_write(self._sequence_slot(table)) as write:
             pending: list[pa.RecordBatch] = []
             rows = 0
@@ -142,8 +147,8 @@ class WriteJob:
         messages = [m for r in results for m in r.messages]
         if not table.primary_keys:
             messages = renumber_shared_buckets(messages)
-        commit = BatchWriteBuilder(table, self.commit_user).new_commit()
-        ids = commit.commit(messages) if messages else []
+        commit = BatchWriteBuilder(table, self.commit_user, self.overwrite).new_commit()
+        ids = commit.commit(messages) if messages or self.overwrite is not None else []
         self._clean(table, keep={r.record for r in results}, keep_marker=False)
         return ids
 

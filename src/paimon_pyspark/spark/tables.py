@@ -8,12 +8,20 @@ created from the DataFrame's schema (``create = true``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory, parse_identifier
-from paimon_pyspark.errors import CatalogError, DatabaseNotExistError, TableNotExistError
+from paimon_pyspark.commit.overwrite import Overwrite
+from paimon_pyspark.errors import (
+    CatalogError,
+    DatabaseNotExistError,
+    OptionError,
+    PartitionSpecError,
+    TableNotExistError,
+)
 from paimon_pyspark.schema import Schema
 from paimon_pyspark.spark.job import TableRef
 from paimon_pyspark.table.file_store_table import FileStoreTable
@@ -68,3 +76,40 @@ def ensure_table(
     if extra:
         table = table.copy(extra)
     return TableRef(warehouse, identifier, extra), table
+
+
+OVERWRITE_PARTITION = "overwrite-partition"
+
+
+def plan_overwrite(table: FileStoreTable, spec: str | Mapping[str, Any] | None) -> Overwrite:
+    """The Overwrite of a Spark job, planned on the driver against the latest snapshot.
+
+    ``spec`` is the ``overwrite-partition`` option: ``"dt=2026-06-26,hr=10"`` or a mapping;
+    empty or None is a dynamic (or whole-table) overwrite. Spark lowercases option keys but not
+    values, so a key that is no partition key is matched to one case-insensitively.
+    """
+    if isinstance(spec, Mapping):
+        pairs = {str(k): v for k, v in spec.items()}
+    else:
+        pairs = {}
+        for item in (spec or "").split(","):
+            if not item.strip():
+                continue
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise OptionError(
+                    f"Table '{table.name}': option '{OVERWRITE_PARTITION}' must look like "
+                    f"'dt=2026-06-26,hr=10', got {spec!r}."
+                )
+            pairs[key.strip()] = value.strip()
+    keys = table.partition_keys
+    by_lower = {k.lower(): k for k in keys}
+    named = {(k if k in keys else by_lower.get(k.lower(), k)): v for k, v in pairs.items()}
+    if len(named) != len(pairs):
+        raise PartitionSpecError(
+            f"Table '{table.name}': option '{OVERWRITE_PARTITION}' names a partition key twice: "
+            f"{spec!r}."
+        )
+    builder = table.new_batch_write_builder().overwrite(named)
+    assert builder.overwrite_spec is not None
+    return builder.overwrite_spec

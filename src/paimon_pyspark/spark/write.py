@@ -16,9 +16,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
 
 from paimon_pyspark.bucket.fixed import FixedBucketAssigner
-from paimon_pyspark.errors import UnsupportedOptionError
+from paimon_pyspark.errors import OptionError, UnsupportedOptionError
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
-from paimon_pyspark.spark.tables import ensure_table
+from paimon_pyspark.spark.tables import OVERWRITE_PARTITION, ensure_table, plan_overwrite
 from paimon_pyspark.table.file_store_table import HASH_FIXED, FileStoreTable
 
 BUCKET_COLUMN = "_paimon_bucket"
@@ -37,14 +37,26 @@ def write(
     ``options`` are table options for this write (dynamic options); with ``create = true`` a
     missing table is created from the DataFrame's schema, using ``partition-keys`` and
     ``primary-keys`` (comma-separated) and the remaining options as table options.
+
+    ``mode = "overwrite"`` replaces the partitions ``df`` writes (dynamic partition overwrite;
+    the whole table with ``dynamic-partition-overwrite = false`` or no partition keys), or,
+    with ``overwrite-partition`` (``"dt=2026-06-26,hr=10"`` or a dict), exactly that
+    partition, even if ``df`` is empty.
     """
-    if mode != "append":
+    if mode not in ("append", "overwrite"):
         raise UnsupportedOptionError(
-            f"Table '{table}': write mode '{mode}' is not supported yet; use 'append'."
+            f"Table '{table}': write mode '{mode}' is not supported; use 'append' or 'overwrite'."
         )
-    opts = {str(k).lower(): str(v) for k, v in (options or {}).items()}
+    raw = {str(k).lower(): v for k, v in (options or {}).items()}
+    spec = raw.pop(OVERWRITE_PARTITION, None)
+    if spec is not None and mode != "overwrite":
+        raise OptionError(
+            f"Table '{table}': option '{OVERWRITE_PARTITION}' needs mode 'overwrite'."
+        )
+    opts = {k: str(v) for k, v in raw.items()}
     ref, loaded = ensure_table(warehouse, table, df.schema, opts)
-    job = WriteJob(ref)
+    plan = plan_overwrite(loaded, spec) if mode == "overwrite" else None
+    job = WriteJob(ref, overwrite=plan)
     written = _plan(df, loaded, job)
     conf = df.sparkSession.conf
     # Spark's per-row Arrow size check halves the write's speed; batches stay bounded by

@@ -244,6 +244,17 @@ class FileStoreTable:
             max_retries=o.commit_max_retries,
             min_retry_wait_ms=o.commit_min_retry_wait_ms,
             max_retry_wait_ms=o.commit_max_retry_wait_ms,
+            partition_keys=tuple(self.partition_keys),
+            partition_types=tuple(self.partition_types),
+            partition_default_name=o.partition_default_name,
+            dynamic_partition_overwrite=o.dynamic_partition_overwrite,
+            overwrite_upgrade=o.overwrite_upgrade,
+            key_types=tuple(
+                self.table_schema.field(k).type for k in self.table_schema.trimmed_primary_keys()
+            )
+            if self.primary_keys
+            else (),
+            num_levels=o.num_levels,
         )
         return FileStoreCommit(
             settings, commit_user, self.snapshot_manager, self.schema_manager, self.manifest_io

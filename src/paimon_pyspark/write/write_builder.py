@@ -4,13 +4,19 @@ Mirrors org.apache.paimon.table.sink.BatchWriteBuilderImpl: one commit user per 
 writes and the commit made from it belong together. A fresh builder gets a fresh commit user; a
 driver that may retry its commit passes its own (``commit_user=`` or ``with_commit_user``) and
 reuses it, so the retried commit is recognised as done (see TableCommit.commit).
+
+``overwrite()`` turns the builder's commit into an insert overwrite (Java's ``withOverwrite``,
+pypaimon's ``overwrite``); its writers then ignore the files already in the table, as Java's
+``withIgnorePreviousFiles`` does, since those are replaced.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
+from paimon_pyspark.commit.overwrite import Overwrite, partition_spec
 from paimon_pyspark.commit.table_commit import TableCommit
 from paimon_pyspark.errors import CommitError
 from paimon_pyspark.write.table_write import TableWrite
@@ -20,9 +26,16 @@ if TYPE_CHECKING:
 
 
 class BatchWriteBuilder:
-    def __init__(self, table: FileStoreTable, commit_user: str | None = None) -> None:
+    def __init__(
+        self,
+        table: FileStoreTable,
+        commit_user: str | None = None,
+        overwrite_spec: Overwrite | None = None,
+    ) -> None:
+        """``overwrite_spec``: an overwrite planned elsewhere (a distributed job's driver)."""
         self.table = table
         self.commit_user = commit_user or str(uuid.uuid4())
+        self.overwrite_spec = overwrite_spec
 
     def with_commit_user(self, commit_user: str) -> BatchWriteBuilder:
         """Use ``commit_user`` for the writes and commits made from this builder."""
@@ -31,9 +44,42 @@ class BatchWriteBuilder:
         self.commit_user = commit_user
         return self
 
+    def overwrite(self, static_partition: Mapping[str, Any] | None = None) -> BatchWriteBuilder:
+        """Make the commit an insert overwrite.
+
+        ``overwrite()``: the partitions the new data falls in are replaced and the others kept
+        (with ``dynamic-partition-overwrite = false``, or an unpartitioned table, the whole
+        table is replaced). ``overwrite({"dt": "2026-06-26"})``: exactly the partitions that
+        spec matches are replaced (all of them if it names only some partition keys), even by
+        no data; writing outside it fails the commit. Values are Python values of the
+        partition type or their SQL text; a key that is not a partition key, or a value that
+        does not fit, raises PartitionSpecError here.
+
+        The latest snapshot now is the one this overwrite is planned against: if another
+        writer changes rows of the replaced partitions before this commit, the commit fails
+        with CommitConflictError rather than silently dropping those rows.
+        """
+        spec = dict(static_partition or {})
+        table = self.table
+        partition_spec(
+            table.name,
+            table.partition_keys,
+            table.partition_types,
+            spec,
+            table.options.partition_default_name,
+        )
+        latest = table.snapshot_manager.latest_id()
+        self.overwrite_spec = Overwrite(spec, latest if latest is not None else 0)
+        return self
+
     def new_write(self, sequence_slot: tuple[int, int] | None = None) -> TableWrite:
         """A TableWrite; ``sequence_slot`` = (index, stride) for writers sharing PK buckets."""
-        return TableWrite(self.table, self.commit_user, sequence_slot)
+        return TableWrite(
+            self.table,
+            self.commit_user,
+            sequence_slot,
+            ignore_previous_files=self.overwrite_spec is not None,
+        )
 
     def new_commit(self) -> TableCommit:
-        return TableCommit(self.table, self.commit_user)
+        return TableCommit(self.table, self.commit_user, self.overwrite_spec)
