@@ -414,16 +414,26 @@ def test_failed_pk_compaction_keeps_upgraded_inputs(catalog: FileSystemCatalog) 
     assert catalog.get_table("db.pk_broken").snapshot_manager.latest_id() == 4
 
 
-def test_first_row_table_compacts_fully_and_refuses_minor(catalog: FileSystemCatalog) -> None:
+def test_first_row_table_compacts_fully(catalog: FileSystemCatalog) -> None:
     table = pk_table(catalog, "first", {"bucket": "1", "merge-engine": "first-row"})
     for version in range(3):
         commit_rows(table, orders([1, 2, 3], version=version), None)
-    with pytest.raises(UnsupportedOptionError, match="needs lookup"):
-        compact(catalog, "db.first", compact_strategy="minor")
-    assert compact(catalog, "db.first") is not None
+    assert compact(catalog, "db.first", options="compaction.force-rewrite-all-files=true")
     table = catalog.get_table("db.first")
     assert by_key(table) == sorted(orders([1, 2, 3]).to_pylist(), key=lambda r: r["order_id"])
     assert [e.file.level for e in live_files(table)] == [5]
+
+
+def test_force_lookup_minor_refused_unless_deduplicate(catalog: FileSystemCatalog) -> None:
+    options = {"bucket": "1", "force-lookup": "true", "merge-engine": "partial-update"}
+    pk_table(catalog, "partial", options)
+    with pytest.raises(UnsupportedOptionError, match="needs lookup"):
+        compact(catalog, "db.partial", compact_strategy="minor")
+    table = pk_table(catalog, "dedup", {"bucket": "1", "force-lookup": "true"})
+    for version in range(2):  # each commit compacts its level-0 file, as Java's writer does
+        commit_rows(table, orders([1, 2, 3], version=version), None)
+        assert min(e.file.level for e in live_files(table)) >= 1
+    assert by_key(table) == sorted(orders([1, 2, 3], 1).to_pylist(), key=lambda r: r["order_id"])
 
 
 def test_arguments_java_refuses_are_refused(catalog: FileSystemCatalog) -> None:

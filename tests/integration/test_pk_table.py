@@ -231,9 +231,8 @@ def test_compacted_runs_read_without_merge_and_with_level0_on_top(
 
 def test_first_row_batch_scan_skips_level0(catalog: FileSystemCatalog) -> None:
     table = make_table(catalog, bucket="1", **{"merge-engine": "first-row"})
-    write_commit(
-        table, pa.Table.from_pylist([{"id": 9, "v": 9, "name": "l0", "dt": "x"}], schema=SCHEMA)
-    )
+    # a level-0 file committed as is (our TableWrite would compact it, as Java's writer does)
+    _commit_files(table, 0, write_sorted_run(table, [], 0, _records([9], [0], [0], "l0"), 0, 0))
     assert table.new_read_builder().new_scan().plan().splits() == []  # only level 0 so far
     top = write_sorted_run(table, [], 0, _records([1], [0], [0], "top"), 5, 1)
     _commit_files(table, 0, top)

@@ -236,6 +236,13 @@ class JavaOracle:
         payload = json.dumps([to_wire(list(r)) for r in rows])
         return int(self._java.writeRows(_wh(warehouse), db, table, payload))
 
+    def compact(
+        self, warehouse: str | os.PathLike[str], db: str, table: str, *, full: bool = True
+    ) -> int:
+        """Java compacts every bucket (``full``, or its universal pick) in one batch commit;
+        returns the latest snapshot id afterwards."""
+        return int(self._java.compactTable(_wh(warehouse), db, table, full))
+
     # -- serialized commit messages ------------------------------------------------------------
 
     def commit_message_version(self) -> int:

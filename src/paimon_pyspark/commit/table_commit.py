@@ -3,7 +3,8 @@
 Mirrors org.apache.paimon.table.sink.TableCommitImpl: one batch commit per builder under
 identifier Long.MAX_VALUE, or numbered commits of one commit user (a streaming or retrying
 driver), always filtered against what that user already committed (``filterCommitted``), so
-committing the same identifier twice adds no second snapshot.
+committing the same identifier twice adds no second snapshot. A TableCommit made by an
+overwriting builder replaces partitions (``FileStoreCommit.overwrite``) instead of appending.
 """
 
 from __future__ import annotations
@@ -20,15 +21,19 @@ from paimon_pyspark.table.paths import bucket_dir
 
 if TYPE_CHECKING:
     from paimon_pyspark.commit.file_store_commit import FileStoreCommit
+    from paimon_pyspark.commit.overwrite import Overwrite
     from paimon_pyspark.table.file_store_table import FileStoreTable
 
 IdentifierOrCommittable = TypeVar("IdentifierOrCommittable", int, ManifestCommittable)
 
 
 class TableCommit:
-    def __init__(self, table: FileStoreTable, commit_user: str) -> None:
+    def __init__(
+        self, table: FileStoreTable, commit_user: str, overwrite: Overwrite | None = None
+    ) -> None:
         self.table = table
         self.commit_user = commit_user
+        self.overwrite = overwrite
         self._committed = False
 
     def commit(
@@ -42,6 +47,9 @@ class TableCommit:
         identifiers of a commit user must increase from commit to commit, and the commit is
         skipped, returning ``[]``, when this commit user has committed that identifier already:
         a driver that retries after a crash cannot commit the same files twice.
+
+        From an overwriting builder (``overwrite()``), the commit replaces partitions, even
+        with no messages at all (a static overwrite then empties its partition).
         """
         if self._committed and commit_identifier is None:
             raise CommitError(
@@ -54,12 +62,19 @@ class TableCommit:
         if commit_identifier is None:
             if not self._is_batch_retry(commit_messages):
                 self._check_files_exist(commit_messages)
-                ids = store_commit.commit(commit_messages, identifier)
+                ids = self._commit(store_commit, commit_messages, identifier)
         elif store_commit.filter_committed([identifier]):
             self._check_files_exist(commit_messages)
-            ids = store_commit.commit(commit_messages, identifier)
+            ids = self._commit(store_commit, commit_messages, identifier)
         self._committed = True
         return ids
+
+    def _commit(
+        self, store_commit: FileStoreCommit, messages: Sequence[CommitMessage], identifier: int
+    ) -> list[int]:
+        if self.overwrite is not None:
+            return store_commit.overwrite(messages, self.overwrite, identifier)
+        return store_commit.commit(messages, identifier)
 
     def _is_batch_retry(self, messages: Sequence[CommitMessage]) -> bool:
         """True when a batch commit of this user already put exactly these files in the table.
@@ -112,18 +127,29 @@ class TableCommit:
         how many were committed. Every message is checked before anything is committed.
         """
         pending = self.filter_committed(list(messages_by_identifier))
+        if self.overwrite is not None and len(pending) > 1:
+            raise CommitError(
+                f"Table '{self.table.name}': an overwrite commits one set of messages, got "
+                f"{len(pending)} pending identifiers."
+            )
         for identifier in pending:
             self._check_messages(messages_by_identifier[identifier])
             self._check_files_exist(messages_by_identifier[identifier])
         store_commit = self._store_commit()
         for identifier in pending:
-            store_commit.commit(messages_by_identifier[identifier], identifier)
+            self._commit(store_commit, messages_by_identifier[identifier], identifier)
         return len(pending)
 
     def abort(self, commit_messages: Sequence[CommitMessage]) -> None:
-        """Delete the files that uncommitted messages point to."""
+        """Delete the files that uncommitted messages point to.
+
+        A compact_after file named in compact_before was upgraded (same file, new level): it
+        is a live file of the table and stays (Java's FileStoreCommitImpl.abort deletes it too).
+        """
         for m in commit_messages:
-            for f in m.data_increment.new_files + m.compact_increment.compact_after:
+            inputs = {f.file_name for f in m.compact_increment.compact_before}
+            after = [f for f in m.compact_increment.compact_after if f.file_name not in inputs]
+            for f in m.data_increment.new_files + tuple(after):
                 self.table.file_io.delete_quietly(self.data_file_path(m, f.file_name))
 
     def close(self) -> None:

@@ -15,6 +15,12 @@ org.apache.paimon.mergetree.MergeTreeWriter (updateCompactResult):
 Retractions are dropped only when no older data can hide outside the unit (see
 ``universal.drop_delete``). Records are merged with the table's merge function, the same one
 the write buffer and merge-on-read use.
+
+Tables that need lookup (Java's CoreOptions.needLookup: ``first-row``, ``force-lookup``) pick
+with ForceUpLevel0Compaction, and ``TableWrite`` compacts their buckets at every commit. First-row
+tables rewrite with ``FirstRowLookupRewriter`` (LookupMergeTreeCompactRewriter with
+FirstRowMergeFunctionWrapper): a key seen only in level-0 files is dropped when a level above
+the output already holds it, since the first row of a key is final.
 """
 
 from __future__ import annotations
@@ -22,6 +28,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_pyspark.compact.settings import CompactSettings
 from paimon_pyspark.compact.universal import (
@@ -38,8 +48,8 @@ from paimon_pyspark.compact.universal import (
     pick_full_compaction,
     pick_minor,
 )
-from paimon_pyspark.merge.merge_function import MergeSettings, merge
-from paimon_pyspark.read.kv_read import read_kv_records
+from paimon_pyspark.merge.merge_function import DEDUPLICATE, FIRST_ROW, MergeSettings, merge
+from paimon_pyspark.read.kv_read import read_data_file, read_kv_records
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
 from paimon_pyspark.table.paths import PathFactory
 from paimon_pyspark.write.key_value_writer import write_sorted_run
@@ -62,7 +72,21 @@ def strategy_of(s: CompactSettings) -> CompactStrategy:
     universal = UniversalCompaction(
         s.max_size_amplification_percent, s.size_ratio, s.num_sorted_run_compaction_trigger
     )
-    return ForceUpLevel0Compaction(universal) if s.force_up_level_0 else universal
+    return ForceUpLevel0Compaction(universal) if s.force_up_level_0 or s.need_lookup else universal
+
+
+def lookup_compaction_supported(table: FileStoreTable) -> bool:
+    """Whether this table needs lookup and our rewriters write what Java's lookup rewriter does.
+
+    First-row: ``FirstRowLookupRewriter``. Deduplicate without ``sequence.field``: the plain
+    rewrite keeps the newest record, as Java's LookupChangelogMergeFunctionWrapper does. Other
+    ``force-lookup`` tables would need Java's LookupMergeFunction (only the newest record above
+    level 0 takes part, in compaction and in reads), which is not implemented.
+    """
+    if not CompactSettings.from_table(table).need_lookup:
+        return False
+    m = MergeSettings.from_table(table)
+    return m.engine == FIRST_ROW or (m.engine == DEDUPLICATE and not m.sequence_fields)
 
 
 class MergeTreeRewriter:
@@ -96,9 +120,99 @@ class MergeTreeRewriter:
     def delete(self, f: DataFileMeta) -> None:
         self.table.file_io.delete_quietly(f"{self.bucket_path}/{f.file_name}")
 
-    @staticmethod
-    def upgrade(output_level: int, f: DataFileMeta) -> CompactResult:
+    def upgrade(self, output_level: int, f: DataFileMeta) -> CompactResult:
         return CompactResult([f], [f.with_level(output_level)])
+
+
+class FirstRowLookupRewriter(MergeTreeRewriter):
+    """The rewriter of first-row tables (Java's LookupMergeTreeCompactRewriter with a
+    FirstRowMergeFunctionWrapper, whose lookup reads only key columns).
+
+    When level-0 files take part and the output is above level 0, a merged key none of whose
+    records came from a file above level 0 is looked up in the levels above the output, and
+    dropped if found there: that older row already wins. A level-0 file is rewritten this way
+    instead of upgraded unless it goes to the top level (upgradeStrategy), where there is
+    nothing above to look up.
+    """
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        partition_values: Sequence[Any],
+        bucket: int,
+        levels: Levels,
+    ) -> None:
+        super().__init__(table, partition_values, bucket)
+        self.levels = levels
+        by_name = {f.name: f for f in table.fields}
+        self.key_fields = [by_name[k] for k in self.keys]
+
+    def rewrite(
+        self, output_level: int, dropping: bool, sections: Sequence[Sequence[SortedRun]]
+    ) -> CompactResult:
+        files = [f for section in sections for run in section for f in run.files]
+        if output_level == 0 or all(f.level > 0 for f in files):
+            return super().rewrite(output_level, dropping, sections)
+        low = read_kv_records(self.table, self.bucket_path, [f for f in files if f.level == 0])
+        high = read_kv_records(self.table, self.bucket_path, [f for f in files if f.level > 0])
+        records = pa.concat_tables([low, high]) if high.num_rows else low
+        merged = merge(records, self.keys, self.merge_settings, dropping)
+        above = self._keys_above(output_level, files)
+        if above.num_rows and merged.num_rows:
+            found = keys_in(merged, above, self.keys)
+            if high.num_rows:
+                found &= ~keys_in(merged, high, self.keys)
+            merged = merged.filter(pa.array(~found))
+        after = write_sorted_run(
+            self.table,
+            self.partition_values,
+            self.bucket,
+            merged,
+            output_level,
+            FILE_SOURCE_COMPACT,
+        )
+        return CompactResult(list(files), list(after))
+
+    def upgrade(self, output_level: int, f: DataFileMeta) -> CompactResult:
+        if f.level == 0 and output_level != self.levels.max_level:
+            return self.rewrite(output_level, False, [[SortedRun((f,))]])
+        return super().upgrade(output_level, f)
+
+    def _keys_above(self, output_level: int, files: Sequence[DataFileMeta]) -> pa.Table:
+        """Key columns of the files above ``output_level`` whose key range meets ``files``'."""
+        order = self.levels.order
+        lo = min(order(f.min_key) for f in files)
+        hi = max(order(f.max_key) for f in files)
+        above = [
+            f
+            for run in self.levels.runs[output_level:]
+            for f in run
+            if order(f.max_key) >= lo and order(f.min_key) <= hi
+        ]
+        parts = [read_data_file(self.table, self.bucket_path, f, self.key_fields) for f in above]
+        if not parts:
+            return pa.table({k: pa.array([], pa.null()) for k in self.keys})
+        return pa.concat_tables(parts)
+
+
+def keys_in(records: pa.Table, keys_of: pa.Table, key_names: Sequence[str]) -> np.ndarray:
+    """Per row of ``records``: whether its key (``key_names``) is one of ``keys_of``'s rows."""
+    if len(key_names) == 1:
+        values = keys_of.column(key_names[0]).combine_chunks()
+        found = pc.is_in(records.column(key_names[0]), value_set=values)
+        return np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)
+    # several key columns: number each column's values over both tables, then whole keys
+    n = records.num_rows
+    codes = []
+    for k in key_names:
+        both = pa.chunked_array(
+            records.column(k).chunks + keys_of.column(k).chunks, records.column(k).type
+        ).combine_chunks()
+        encoded = pc.dictionary_encode(both, null_encoding="encode")
+        codes.append(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64))
+    _, whole = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
+    whole = whole.reshape(-1)
+    return np.isin(whole[:n], whole[n:])
 
 
 def run_unit(
@@ -134,7 +248,7 @@ def run_unit(
         if (output == max_level and has_deletes) or s.force_rewrite_all_files:
             result.merge(rewriter.rewrite(output, dropping, [[SortedRun((f,))]]))
         elif f.level != output:
-            result.merge(MergeTreeRewriter.upgrade(output, f))
+            result.merge(rewriter.upgrade(output, f))
 
     try:
         for section in interval_partition(unit.files, order):
@@ -189,9 +303,12 @@ def compact_kv_bucket(
     bucket: int,
     files: Sequence[DataFileMeta],
     full: bool,
+    rounds: int = 2,
 ) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
     """Compact one bucket; returns (compact_before, compact_after), both empty if nothing to do.
 
+    ``rounds`` = 2 for the compact procedure (Java's writer compacts, then its prepareCommit
+    triggers once more); a writer's commit (``TableWrite``) triggers once, ``rounds`` = 1.
     On failure every file this call wrote is deleted before the error propagates; upgraded
     files are inputs still in use and are never deleted.
     """
@@ -200,10 +317,14 @@ def compact_kv_bucket(
     order = key_order([f.type for f in key_fields])
     levels = Levels(files, s.num_levels, order)
     strategy = strategy_of(s)
-    rewriter = MergeTreeRewriter(table, partition_values, bucket)
+    rewriter = (
+        FirstRowLookupRewriter(table, partition_values, bucket, levels)
+        if s.need_lookup and MergeSettings.from_table(table).engine == FIRST_ROW
+        else MergeTreeRewriter(table, partition_values, bucket)
+    )
     increment = _Increment(table, rewriter.bucket_path)
     try:
-        for round_ in range(2):
+        for round_ in range(rounds):
             runs = levels.level_sorted_runs()
             if round_ == 0 and full:
                 unit = pick_full_compaction(levels.num_levels, runs, s.force_rewrite_all_files)

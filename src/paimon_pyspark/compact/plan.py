@@ -26,7 +26,11 @@ from paimon_pyspark.compact.append import (
     pick_bucketed_minor,
     rewrite_append_files,
 )
-from paimon_pyspark.compact.merge_tree import compact_kv_bucket, strategy_of
+from paimon_pyspark.compact.merge_tree import (
+    compact_kv_bucket,
+    lookup_compaction_supported,
+    strategy_of,
+)
 from paimon_pyspark.compact.settings import CompactSettings
 from paimon_pyspark.compact.universal import Levels, key_order, pick_full_compaction, pick_minor
 from paimon_pyspark.errors import PaimonError, UnsupportedOptionError
@@ -205,8 +209,9 @@ def check_compactable(table: FileStoreTable, full: bool = True) -> None:
     """Refuse what this compaction would get wrong rather than do it differently from Java.
 
     A minor compaction of a table that needs lookup (``first-row``, ``force-lookup``) must
-    consult the higher levels for every level-0 key (LookupMergeTreeCompactRewriter), which is
-    not implemented; a full compaction merges every file and needs no lookup.
+    consult the higher levels for every level-0 key (LookupMergeTreeCompactRewriter): done for
+    first-row and deduplicate tables (``merge_tree.lookup_compaction_supported``), refused for
+    the others; a full compaction merges every file and needs no lookup.
     """
     mode = table.bucket_mode
     supported = ("HASH_FIXED",) if table.primary_keys else ("HASH_FIXED", "BUCKET_UNAWARE")
@@ -215,15 +220,12 @@ def check_compactable(table: FileStoreTable, full: bool = True) -> None:
             f"Table '{table.name}': compaction of bucket mode {mode} is not supported by "
             "paimon_pyspark yet."
         )
-    o = table.options
-    lookup = (o.get("merge-engine") or "").strip().lower() == "first-row" or (
-        o.get("force-lookup") or "false"
-    ).strip().lower() == "true"
-    if table.primary_keys and lookup and not full:
+    lookup = table.primary_keys and CompactSettings.from_table(table).need_lookup
+    if lookup and not full and not lookup_compaction_supported(table):
         raise UnsupportedOptionError(
-            f"Table '{table.name}': minor compaction of a table that needs lookup (first-row "
-            "merge engine or force-lookup) is not supported by paimon_pyspark yet; use "
-            "compact_strategy 'full'."
+            f"Table '{table.name}': minor compaction of a table that needs lookup "
+            "(force-lookup with the partial-update or aggregation merge engine, or with "
+            "sequence.field) is not supported by paimon_pyspark yet; use compact_strategy 'full'."
         )
 
 

@@ -26,6 +26,7 @@ FORCE_REWRITE_ALL_FILES = "compaction.force-rewrite-all-files"
 MIN_FILE_NUM = "compaction.min.file-num"
 SMALL_FILE_RATIO = "compaction.small-file-ratio"
 OPEN_FILE_COST = "source.split.open-file-cost"
+FORCE_LOOKUP = "force-lookup"
 
 _UNSUPPORTED = (
     "compaction.optimization-interval",
@@ -50,6 +51,10 @@ class CompactSettings:
     """Files at least this big are left alone or upgraded (Java's compactionFileSize)."""
     min_file_num: int = 5
     open_file_cost: int = 4 * 1024 * 1024
+    need_lookup: bool = False
+    """Java's CoreOptions.needLookup (first-row or force-lookup here; lookup changelogs and
+    deletion vectors are refused by the options check): level-0 files are compacted at every
+    commit (ForceUpLevel0Compaction)."""
 
     @staticmethod
     def from_table(table: FileStoreTable) -> CompactSettings:
@@ -75,6 +80,7 @@ class CompactSettings:
         except ValueError as e:
             raise OptionError(f"Option '{SMALL_FILE_RATIO}' must be a number.") from e
         cost = o.get(OPEN_FILE_COST)
+        first_row = (o.get("merge-engine") or "").strip().lower() == "first-row"
         return CompactSettings(
             num_sorted_run_compaction_trigger=trigger,
             num_levels=num_levels,
@@ -90,6 +96,7 @@ class CompactSettings:
             open_file_cost=4 * 1024 * 1024
             if cost is None
             else parse_memory_size(cost, OPEN_FILE_COST),
+            need_lookup=pk and (first_row or _bool(o.get(FORCE_LOOKUP))),
         )
 
 

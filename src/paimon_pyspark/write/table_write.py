@@ -9,6 +9,13 @@ Writers flush on a small thread pool, since Parquet and ORC encoding release the
 Rows of a primary-key table carry a row kind: +I unless ``rowkind.field`` names a string column
 holding ``+I``/``-U``/``+U``/``-D`` (kept as an ordinary column, as Java's RowKindGenerator
 does). With ``ignore-delete`` retractions are dropped here, as Java's TableWriteImpl does.
+
+Tables that need lookup (``first-row``; ``force-lookup`` with deduplicate) are compacted at
+every ``prepare_commit``, as Java's MergeTreeWriter triggers its compaction after the flush and
+a batch commit waits for it: each bucket's live files plus its new level-0 files are picked by
+ForceUpLevel0Compaction, so no level-0 file outlives a commit (batch reads of first-row tables
+skip level 0). The bucket's message then carries both increments; FileStoreCommit commits them
+as an APPEND snapshot and a COMPACT snapshot.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import contextlib
 import itertools
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_pyspark.bucket.fixed import FixedBucketAssigner
+from paimon_pyspark.compact.merge_tree import compact_kv_bucket, lookup_compaction_supported
 from paimon_pyspark.errors import (
     NullViolationError,
     OptionError,
@@ -35,8 +44,9 @@ from paimon_pyspark.errors import (
 )
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.spec import manifest as mf
-from paimon_pyspark.spec.binary_row import serialize_with_arity
-from paimon_pyspark.spec.commit_message import CommitMessage, DataIncrement
+from paimon_pyspark.spec.binary_row import deserialize_with_arity, serialize_with_arity
+from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement, DataIncrement
+from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import DELETE, RETRACTS, ROW_KIND_NAMES, VALUE_KIND
 from paimon_pyspark.table.paths import PathFactory
 from paimon_pyspark.write.append_writer import AppendWriter, WriterSettings
@@ -63,7 +73,12 @@ class TableWrite:
     to a bucket gets sequence number ``base + k * stride + index``, ``base`` being the bucket's
     highest existing sequence number + 1. The default (0, 1) numbers records contiguously.
     Append tables hold no sequence column and ignore it (shared buckets are renumbered at
-    commit, see spark/job.py).
+    commit, see spark/job.py). Writers sharing a bucket (stride > 1) never compact at commit:
+    each would rewrite the same live files.
+
+    ``ignore_previous_files`` (an overwrite, Java's ``withIgnorePreviousFiles``): the files in
+    the table are about to be replaced, so sequence numbers start at 0 and the table's bucket
+    count is not checked against them.
     """
 
     def __init__(
@@ -71,6 +86,7 @@ class TableWrite:
         table: FileStoreTable,
         commit_user: str,
         sequence_slot: tuple[int, int] | None = None,
+        ignore_previous_files: bool = False,
     ) -> None:
         table.check_writable()
         mode = table.bucket_mode
@@ -81,6 +97,7 @@ class TableWrite:
                 "with 0 <= index < stride."
             )
         self.sequence_slot = slot
+        self.ignore_previous_files = ignore_previous_files
         self.table = table
         self.commit_user = commit_user
         o = table.options
@@ -111,6 +128,14 @@ class TableWrite:
         self._pending: dict[tuple[bytes, int], Future[None]] = {}
         self._pool = ThreadPoolExecutor(max_workers=_WRITE_THREADS)
         self._restored: dict[tuple[bytes, int], int] | None = None
+        self.compact_at_commit = (
+            self.fixed
+            and self.primary_key
+            and slot[1] == 1
+            and (o.get("write-only") or "false").strip().lower() != "true"
+            and lookup_compaction_supported(table)
+        )
+        self._live_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         self._partition_buckets: dict[bytes, set[int]] = {}
         self._closed = False
 
@@ -153,22 +178,53 @@ class TableWrite:
 
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush every writer and describe the new files; the write can then be closed."""
+        futures = {
+            key: self._submit(key, partial(self._prepare_bucket, key, w))
+            for key, w in self._writers.items()
+        }
         try:
-            futures = {key: self._submit(key, w.prepare_commit) for key, w in self._writers.items()}
-            messages = []
-            for (partition, bucket), fut in futures.items():
-                files = fut.result()
-                if files:
-                    total = self.num_buckets if self.fixed else -1
-                    messages.append(
-                        CommitMessage(partition, bucket, total, DataIncrement(tuple(files)))
-                    )
+            messages = [m for m in (fut.result() for fut in futures.values()) if m is not None]
         except BaseException:
+            for fut in futures.values():  # buckets already prepared hold files of their own
+                with contextlib.suppress(BaseException):
+                    done = fut.result()
+                    if done is not None:
+                        self._delete_written(done)
             self.abort()
             raise
         self._writers = {}
         self._pending = {}
         return messages
+
+    def _prepare_bucket(self, key: tuple[bytes, int], writer: Writer) -> CommitMessage | None:
+        """Runs on the pool: flush one writer, compact its bucket if the table needs lookup."""
+        partition, bucket = key
+        total = self.num_buckets if self.fixed else -1
+        message = CommitMessage(
+            partition, bucket, total, DataIncrement(tuple(writer.prepare_commit()))
+        )
+        if self.compact_at_commit:
+            try:
+                values = deserialize_with_arity(partition, self.table.partition_types)
+                files = [*self._live_files.get(key, []), *message.new_files]
+                before, after = compact_kv_bucket(self.table, values, bucket, files, False, 1)
+            except BaseException:
+                self._delete_written(message)
+                raise
+            compact = CompactIncrement(compact_before=tuple(before), compact_after=tuple(after))
+            message = replace(message, compact_increment=compact)
+        return None if message.is_empty() else message
+
+    def _delete_written(self, message: CommitMessage) -> None:
+        """Delete the files this write produced for ``message`` (never an upgraded live file)."""
+        inputs = {f.file_name for f in message.compact_increment.compact_before}
+        written = [*message.new_files]
+        written += [f for f in message.compact_increment.compact_after if f.file_name not in inputs]
+        values = deserialize_with_arity(message.partition, self.table.partition_types)
+        rel = self.table.partition_rel_path(values)
+        bucket_path = self.path_factory.bucket_path(rel, message.bucket)
+        for f in written:
+            self.table.file_io.delete_quietly(f"{bucket_path}/{f.file_name}")
 
     def abort(self) -> None:
         """Delete every file written and not yet handed out in a commit message."""
@@ -330,7 +386,7 @@ class TableWrite:
 
     def _next_sequence(self, key: tuple[bytes, int]) -> int:
         """Fixed-bucket writers continue after the bucket's highest sequence number."""
-        if not self.fixed:
+        if not self.fixed or self.ignore_previous_files:
             return 0
         if self._restored is None:
             self._restored = self._restore()
@@ -352,6 +408,8 @@ class TableWrite:
                 )
             k = (e.partition, e.bucket)
             max_seq[k] = max(max_seq.get(k, -1), e.file.max_sequence_number)
+            if self.compact_at_commit:
+                self._live_files.setdefault(k, []).append(e.file)
         return max_seq
 
     # --- flushing ------------------------------------------------------------------------------

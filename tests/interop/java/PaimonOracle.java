@@ -17,6 +17,7 @@ import org.apache.paimon.data.InternalMap;
 import org.apache.paimon.data.InternalRow;
 import org.apache.paimon.data.Timestamp;
 import org.apache.paimon.data.serializer.InternalRowSerializer;
+import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.index.HashBucketAssigner;
 import org.apache.paimon.io.DataInputDeserializer;
 import org.apache.paimon.io.DataOutputViewStreamWrapper;
@@ -254,9 +255,52 @@ public final class PaimonOracle {
         try (Catalog catalog = catalog(warehouse)) {
             FileStoreTable table = table(catalog, db, name);
             BatchWriteBuilder builder = table.newBatchWriteBuilder();
+            // lookup compaction at commit (first-row, force-lookup) builds local files on disk
+            IOManager io =
+                    table.coreOptions().needLookup()
+                            ? IOManager.create(System.getProperty("java.io.tmpdir"))
+                            : null;
             try (BatchTableWrite write = builder.newWrite();
                     BatchTableCommit commit = builder.newCommit()) {
+                if (io != null) {
+                    write.withIOManager(io);
+                }
                 writeAll(table, write, rowsJson);
+                commit.commit(write.prepareCommit());
+            } finally {
+                if (io != null) {
+                    io.close();
+                }
+            }
+            Long id = table.snapshotManager().latestSnapshotId();
+            return id == null ? -1L : id;
+        }
+    }
+
+    /**
+     * Java's own compaction of every bucket with files in the latest snapshot, as one batch
+     * commit: {@code TableWrite.compact(partition, bucket, full)} (full: every run to the top
+     * level; otherwise the universal pick), with {@code write-only} off. Returns the latest
+     * snapshot id afterwards (unchanged when nothing needed compacting).
+     */
+    public static long compactTable(String warehouse, String db, String name, boolean full)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table =
+                    table(catalog, db, name)
+                            .copy(Collections.singletonMap("write-only", "false"));
+            BatchWriteBuilder builder = table.newBatchWriteBuilder();
+            // lookup compactions (first-row, changelog producers) spill to a temp directory
+            try (org.apache.paimon.disk.IOManager io =
+                            org.apache.paimon.disk.IOManager.create(
+                                    System.getProperty("java.io.tmpdir"));
+                    BatchTableWrite write = builder.newWrite();
+                    BatchTableCommit commit = builder.newCommit()) {
+                write.withIOManager(io);
+                for (org.apache.paimon.manifest.BucketEntry entry :
+                        table.newSnapshotReader().bucketEntries()) {
+                    write.compact(entry.partition(), entry.bucket(), full);
+                }
                 commit.commit(write.prepareCommit());
             }
             Long id = table.snapshotManager().latestSnapshotId();
