@@ -14,7 +14,7 @@ not reset). The result is a +I (or that -D) with the last record's sequence numb
 single record is passed through untouched.
 
 Here each function is rewritten as a closed form over the rows of a key from the last reset on:
-"last candidate row", "first addition", "sum of signed values", "join of non-blank strings", each
+"last candidate row", "first addition", "sum of signed values", "join of non-empty strings", each
 one numpy ``reduceat`` or an Arrow kernel. Deliberate differences from Java, both on inputs Java
 itself mishandles: a DECIMAL sum or product that leaves its precision raises MergeError (Java
 keeps an out-of-precision value or turns it into null), and float sums are summed pairwise, not
@@ -318,19 +318,25 @@ def _bool_agg(col: _Column, cand: np.ndarray, g: Groups, conjunction: bool) -> p
 
 
 def _listagg(col: _Column, ctx: _Context, delimiter: str) -> pa.Array:
-    """FieldListaggAgg: non-blank values joined in order; blank or null inputs are skipped."""
+    """FieldListaggAgg: non-empty values joined in order; empty or null inputs are skipped.
+
+    Java tests ``getSizeInBytes() <= 0``, so a blank value such as ``" "`` is joined like any
+    other. With nothing to join the result is ``""`` if the chain (the reset row, then the
+    additions) holds one, else null."""
     g = ctx.groups
     arr = col.array
-    blank = col.mask(pc.fill_null(pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(arr)), 0), True))
-    joinable = ctx.in_segment & (ctx.add | ctx.is_reset) & ~blank
+    empty = col.mask(pc.equal(pc.binary_length(arr), 0))  # null -> False
+    valid = col.mask(arr.is_valid())
+    chain = ctx.in_segment & (ctx.add | ctx.is_reset)
+    joinable = chain & valid & ~empty
     rows = np.flatnonzero(joinable)
     counts = np.add.reduceat(joinable.astype(np.int64), g.starts)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
     values = arr.take(pa.array(col.order[rows]))
     lists = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values)
     joined = pc.binary_join(lists, delimiter).cast(arr.type)
-    # Nothing to join: the reset row's own value (may be blank or null), else null.
-    fallback = col.take(ctx.last_reset)
+    # With nothing joined, the chain's non-null values (the reset row first) are all "".
+    fallback = col.take(g.first_where(chain & valid))
     return col.passthrough(pc.if_else(pa.array(counts > 0), joined, fallback))
 
 

@@ -226,9 +226,12 @@ class ListAgg(Agg):
         self.delimiter = delimiter
 
     def agg(self, acc: Any, v: Any) -> Any:
-        if v is None or v.strip() == "":
+        # FieldListaggAgg: only empty strings are skipped (getSizeInBytes() <= 0), not blanks.
+        if acc is None or v is None:
+            return v if acc is None else acc
+        if v == "":
             return acc
-        if acc is None or acc.strip() == "":
+        if acc == "":
             return v
         return acc + self.delimiter + v
 

@@ -240,13 +240,20 @@ def test_last_value_retraction_clears_and_last_non_null_retraction_of_null_keeps
     assert merge(t, ["k"], agg("last_non_null_value"), True).column("v").to_pylist() == [3]
 
 
-def test_listagg_joins_non_blank_values_with_delimiter() -> None:
+def test_listagg_joins_non_empty_values_with_delimiter() -> None:
+    """Java's FieldListaggAgg skips null and empty strings only: a blank one is joined."""
     t = records(
-        [(1, "a", 0, INS), (1, " ", 1, INS), (1, None, 2, INS), (1, "b", 3, INS)], pa.string()
+        [(1, "a", 0, INS), (1, "", 1, INS), (1, None, 2, INS), (1, " ", 3, INS), (1, "b", 4, INS)],
+        pa.string(),
     )
-    assert merge(t, ["k"], agg("listagg"), True).column("v").to_pylist() == ["a,b"]
+    assert merge(t, ["k"], agg("listagg"), True).column("v").to_pylist() == ["a, ,b"]
     s = agg("listagg", delimiter=" | ")
-    assert merge(t, ["k"], s, True).column("v").to_pylist() == ["a | b"]
+    assert merge(t, ["k"], s, True).column("v").to_pylist() == ["a |   | b"]
+    # nothing but empty strings and nulls: Java keeps the first non-null value, ""
+    t = records(
+        [(1, None, 0, INS), (1, "", 1, INS), (2, None, 2, INS), (2, None, 3, INS)], pa.string()
+    )
+    assert merge(t, ["k"], agg("listagg"), True).column("v").to_pylist() == ["", None]
 
 
 def test_bool_and_or() -> None:
