@@ -107,3 +107,24 @@ def test_spark_write_gives_each_bucket_one_task(
     assert sorted(len(s.files) for s in splits) == [1, 1]
     for values in _sequence_numbers_per_bucket(catalog).values():
         assert sorted(values) == list(range(len(values)))
+
+
+def test_first_row_rows_are_visible_after_a_format_write(
+    spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
+) -> None:
+    catalog.create_table(
+        "db.t",
+        Schema.from_pyarrow_schema(
+            SCHEMA, primary_keys=["id"], options={"bucket": "2", "merge-engine": "first-row"}
+        ),
+    )
+    _save(_df(spark, 0, 1000, "a"), warehouse)  # 4 tasks share both buckets
+    assert _rows(spark, warehouse) == {i: f"a-{i}" for i in range(1000)}
+    _save(_df(spark, 500, 1500, "b"), warehouse)  # first row wins: keys < 1000 keep "a"
+    expected = {i: ("a" if i < 1000 else "b") + f"-{i}" for i in range(1500)}
+    assert _rows(spark, warehouse) == expected
+    table = catalog.get_table("db.t")
+    kinds = [table.snapshot_manager.snapshot(i).commit_kind for i in range(1, 5)]
+    assert kinds == ["APPEND", "COMPACT", "APPEND", "COMPACT"]
+    live = table.manifest_io.live_entries(table.snapshot_manager.latest())
+    assert live and all(e.file.level > 0 for e in live)

@@ -26,6 +26,8 @@ from pyspark import TaskContext
 
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
 from paimon_pyspark.commit.overwrite import Overwrite
+from paimon_pyspark.compact.merge_tree import lookup_compaction_supported
+from paimon_pyspark.compact.plan import plan_compaction, run_task, written_only
 from paimon_pyspark.errors import PaimonError
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.table.file_store_table import FileStoreTable
@@ -150,7 +152,44 @@ class WriteJob:
         commit = BatchWriteBuilder(table, self.commit_user, self.overwrite).new_commit()
         ids = commit.commit(messages) if messages or self.overwrite is not None else []
         self._clean(table, keep={r.record for r in results}, keep_marker=False)
+        if ids and self.shared_buckets and table.primary_keys:
+            try:
+                ids += self._push_up_level0(table, messages)
+            except Exception as e:
+                raise PaimonError(
+                    f"Table '{table.name}': the data is committed (snapshot {ids[-1]}), but "
+                    f"compacting its level-0 files failed: {e}. A batch read of this first-row "
+                    "table shows the new rows only after paimon_pyspark.procedures.compact."
+                ) from e
         return ids
+
+    def _push_up_level0(
+        self, table: FileStoreTable, messages: Sequence[CommitMessage]
+    ) -> list[int]:
+        """Compact the buckets this job wrote when the table needs lookup (first-row).
+
+        Tasks sharing a bucket cannot compact it at commit as a lone writer does (TableWrite),
+        and a batch read skips level 0 of such tables, so the driver pushes level 0 up right
+        after the data commit: the rows are visible once the job returns, as in Java.
+        """
+        if not lookup_compaction_supported(table):
+            return []
+        if (table.options.get("write-only") or "false").strip().lower() == "true":
+            return []
+        touched = {(m.partition, m.bucket) for m in messages if m.new_files}
+        plan = plan_compaction(table, False, buckets={b for _, b in touched})
+        compacted = []
+        commit = BatchWriteBuilder(table, self.commit_user).new_commit()
+        try:
+            for task in plan.tasks:
+                if (task.partition, task.bucket) in touched:
+                    message = run_task(table, task)
+                    if message is not None:
+                        compacted.append(message)
+            return commit.commit(compacted) if compacted else []
+        except BaseException:
+            commit.abort([written_only(m) for m in compacted])
+            raise
 
     def abort(self) -> None:
         """Remove every file any attempt of this job wrote; nothing was committed."""
