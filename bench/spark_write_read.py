@@ -66,7 +66,7 @@ TABLE = "db.t"
 # Targets from the issue.
 TARGET_WRITE_VS_SPARK = 0.8
 TARGET_READ_VS_SPARK = 0.6
-TARGET_READ_VS_JAVA = 1.0
+TARGET_WRITE_VS_JAVA = 1.0
 PROJECT = Path(__file__).resolve().parent.parent
 JAVA_DRIVER = Path(__file__).resolve().parent / "java_connector_driver.py"
 JAVA_JAR = PROJECT / ".cache" / "java" / "paimon-spark-3.5-0.9.0.jar"
@@ -550,13 +550,20 @@ def report(
         f"  read                >= {t_r:.1f}x spark parquet read:  {fmt_ratio(ours_r[0]):>7}  "
         + verdict(ours_r[0], t_r)
     )
+    for door, key in (("format", "ours format"), ("spark.write", "ours spark.write")):
+        vs = ratio(writes[key], jw)[0]
+        norm = ratio(writes[key], pq_write)[0] / java_w[0]
+        print(
+            f"  write ({door:<11}) >= {TARGET_WRITE_VS_JAVA:.1f}x java connector write: "
+            f"{fmt_ratio(vs):>7}  {verdict(vs, TARGET_WRITE_VS_JAVA)}"
+            f"  (normalized: {fmt_ratio(norm)} {verdict(norm, TARGET_WRITE_VS_JAVA)}; "
+            "java on Spark 3.5)"
+        )
     vs_java = ratio(reads["ours format"], jr)[0]
     normalized_read = ours_r[0] / java_r[0]
     print(
-        f"  read                >= {TARGET_READ_VS_JAVA:.1f}x java connector read: "
-        f"{fmt_ratio(vs_java):>7}  {verdict(vs_java, TARGET_READ_VS_JAVA)}"
-        f"  (normalized: {fmt_ratio(normalized_read)} "
-        f"{verdict(normalized_read, TARGET_READ_VS_JAVA)}; java on Spark 3.5)"
+        f"  read vs java connector read (reported beside, no target): {fmt_ratio(vs_java)}"
+        f"  (normalized: {fmt_ratio(normalized_read)})"
     )
     print(f"  (with *: write (format) {fmt_ratio(fmt_u[0])} {verdict(fmt_u[0], t_w)})")
 
