@@ -5,6 +5,13 @@
     CALL sys.compact(table => 'db.t', partitions => 'dt=1,hr=2;dt=2', compact_strategy => 'full')
     compact(catalog, "db.t", partitions="dt=1,hr=2;dt=2", compact_strategy="full")
 
+On a postpone-bucket table (``bucket = -2``) ``compact`` moves the postpone files of every kept
+partition into real buckets (compact/postpone.py), as Java's postpone branch does, with
+``partitions`` honoured. ``rescale`` mirrors RescaleProcedure:
+
+    CALL sys.rescale(table => 'db.t', bucket_num => 1, partition => 'dt=1')
+    rescale(catalog, "db.t", bucket_num=1, partition="dt=1")
+
 The Spark twin, one Spark task per bucket, is ``paimon_pyspark.spark.procedures.compact``.
 """
 
@@ -18,6 +25,8 @@ from typing import Any
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
 from paimon_pyspark.commit.table_commit import TableCommit
 from paimon_pyspark.compact.plan import (
+    CompactArgumentError,
+    PartitionFilter,
     PartitionSpecs,
     check_compactable,
     parse_buckets,
@@ -29,10 +38,11 @@ from paimon_pyspark.compact.plan import (
     run_task,
     written_only,
 )
+from paimon_pyspark.compact.postpone import compact_partition, plan_postpone, rescaled_table
 from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.spec.commit_message import CommitMessage
-from paimon_pyspark.table.file_store_table import FileStoreTable
+from paimon_pyspark.table.file_store_table import POSTPONE, FileStoreTable
 
 Progress = Callable[[str], None]
 
@@ -64,6 +74,8 @@ def compact(
     dynamic = {"write-only": "false", **parse_options(options)}
     loaded = prepare_table(catalog.get_table(table), dynamic, buckets is not None)
     keep = partition_filter(loaded, specs, where)
+    if loaded.bucket_mode == POSTPONE:
+        return _compact_postpone(loaded, table, full, keep, say)
     bucket_set = parse_buckets(buckets, loaded.options.bucket)
     plan = plan_compaction(loaded, full, keep, bucket_set)
     say(
@@ -85,6 +97,74 @@ def compact(
         commit.abort([written_only(m) for m in messages])
         raise
     say(f"committed snapshot {ids[-1] if ids else None} of {table}")
+    return ids[-1] if ids else None
+
+
+def _compact_postpone(
+    loaded: FileStoreTable, name: str, full: bool, keep: PartitionFilter | None, say: Progress
+) -> int | None:
+    """A postpone table's compaction (compact/postpone.py): every kept partition's postpone
+    files go into real buckets; one COMPACT snapshot."""
+    plan = plan_postpone(loaded, keep)
+    say(
+        f"planned postpone compaction of {len(plan.partitions)} partition(s), "
+        f"{plan.file_count} postpone file(s) of {name} (snapshot {plan.snapshot_id})"
+    )
+    if not plan.partitions:
+        return None
+    messages: list[CommitMessage] = []
+    commit = TableCommit(loaded, str(uuid.uuid4()))
+    try:
+        for i, part in enumerate(plan.partitions, 1):
+            messages += compact_partition(loaded, plan, part, full)
+            say(f"compacted postpone partition {i}/{len(plan.partitions)}")
+        ids = commit.commit(messages)
+    except BaseException:
+        commit.abort([written_only(m) for m in messages])
+        raise
+    say(f"committed snapshot {ids[-1] if ids else None} of {name}")
+    return ids[-1] if ids else None
+
+
+def rescale(
+    catalog: FileSystemCatalog,
+    table: str,
+    bucket_num: int | None = None,
+    partition: PartitionSpecs = None,
+    progress: Progress | None = None,
+) -> int | None:
+    """Rewrite the real buckets of ``partition`` (all partitions if None) into ``bucket_num``
+    buckets; returns the id of the OVERWRITE snapshot, or None if there was nothing to read.
+
+    Java's ``CALL sys.rescale(table => 'db.t', bucket_num => 1, partition => 'dt=1')``
+    (RescaleProcedure): the partition's rows are read as a batch read sees them (postpone
+    files are not read and stay in place) and written with the new bucket count as an insert
+    overwrite of that partition. ``bucket_num`` is required for postpone tables.
+    """
+    say = reporter(progress)
+    loaded = catalog.get_table(table)
+    rescaled = rescaled_table(loaded, bucket_num)
+    if loaded.snapshot_manager.latest() is None:
+        raise CompactArgumentError(f"Table '{table}' has no snapshot, no need to rescale.")
+    keep = partition_filter(loaded, parse_partitions(partition), None)
+    builder = rescaled.new_batch_write_builder().overwrite()
+    assert builder.overwrite_spec is not None
+    base = loaded.copy({"scan.snapshot-id": str(builder.overwrite_spec.base_snapshot_id)})
+    splits = [
+        s
+        for s in base.new_read_builder().new_scan().plan().splits()
+        if keep is None or keep(s.partition_values)
+    ]
+    if not splits:
+        say(f"no real-bucket data in the chosen partitions of {table}: nothing to rescale")
+        return None
+    rows = base.new_read_builder().new_read().to_arrow(splits)
+    say(f"read {rows.num_rows} row(s) from {len(splits)} bucket(s) of {table}")
+    with builder.new_write() as write:
+        write.write_arrow(rows)
+        messages = write.prepare_commit()
+        ids = builder.new_commit().commit(messages)
+    say(f"rescaled to {rescaled.options.bucket} bucket(s): snapshot {ids[-1] if ids else None}")
     return ids[-1] if ids else None
 
 

@@ -214,7 +214,9 @@ def check_compactable(table: FileStoreTable, full: bool = True) -> None:
     the others; a full compaction merges every file and needs no lookup.
     """
     mode = table.bucket_mode
-    supported = ("HASH_FIXED",) if table.primary_keys else ("HASH_FIXED", "BUCKET_UNAWARE")
+    supported = (
+        ("HASH_FIXED", "POSTPONE_MODE") if table.primary_keys else ("HASH_FIXED", "BUCKET_UNAWARE")
+    )
     if mode not in supported:
         raise UnsupportedOptionError(
             f"Table '{table.name}': compaction of bucket mode {mode} is not supported by "

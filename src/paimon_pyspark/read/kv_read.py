@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -103,6 +104,19 @@ def read_kv_records(
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
+def read_postpone_records(
+    table: FileStoreTable, bucket_path: str, files: Sequence[DataFileMeta]
+) -> pa.Table:
+    """The records of postpone files (given in write order) numbered 0, 1, ... as written.
+
+    Postpone records all carry sequence number -1; their order in the files is their order.
+    """
+    records = read_kv_records(table, bucket_path, files)
+    index = records.schema.get_field_index(SEQUENCE_NUMBER)
+    order = pa.array(np.arange(records.num_rows, dtype=np.int64))
+    return records.set_column(index, records.schema.field(index), order)
+
+
 def raw_convertible(files: Sequence[DataFileMeta], settings: MergeSettings) -> bool:
     """True when the files of a bucket already hold one record per key and no retraction.
 
@@ -123,13 +137,21 @@ def merge_read(
     bucket_path: str,
     files: Sequence[DataFileMeta],
     settings: MergeSettings,
+    postpone: bool = False,
 ) -> pa.Table:
-    """The merged rows of one bucket: table columns, one row per live key, sorted by key."""
+    """The merged rows of one bucket: table columns, one row per live key, sorted by key.
+
+    ``postpone``: the files are one partition's postpone files in write order, merged as
+    their compaction into an empty bucket would merge them.
+    """
     fields = list(table.fields)
-    if raw_convertible(files, settings):
+    if postpone:
+        records = read_postpone_records(table, bucket_path, files)
+    elif raw_convertible(files, settings):
         parts = [read_data_file(table, bucket_path, f, fields) for f in files]
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-    records = read_kv_records(table, bucket_path, files)
+    else:
+        records = read_kv_records(table, bucket_path, files)
     keys = table.table_schema.trimmed_primary_keys()
     merged = merge(records, keys, settings, drop_delete=True)
     return merged.select([f.name for f in fields])

@@ -26,7 +26,9 @@ from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.table.manifest_io import merge_entries
+from paimon_pyspark.table.paths import bucket_dir
 from paimon_pyspark.types.data_types import DataType
+from paimon_pyspark.write.postpone import POSTPONE_BUCKET, order_postpone_files
 
 if TYPE_CHECKING:
     from paimon_pyspark.table.file_store_table import FileStoreTable
@@ -77,6 +79,13 @@ class TableScan:
         trimmed = set(table.table_schema.trimmed_primary_keys())
         self.key_predicate = predicate.extract(trimmed) if predicate and self.primary_key else None
         self.merge_engine = table.options.merge_engine
+        self.scan_all_files = False
+
+    def with_scan_all_files(self) -> TableScan:
+        """Also plan the postpone-bucket files (bucket -2) that batch scans skip, one split
+        per partition; reading such a split replays its records in write order."""
+        self.scan_all_files = True
+        return self
 
     def plan(self) -> Plan:
         snapshot = self._snapshot()
@@ -107,7 +116,11 @@ class TableScan:
         out = []
         skip_level0 = self.primary_key and self.merge_engine == "first-row"
         for e in merged:
-            if e.kind != 0 or (e.bucket < 0 and e.bucket == -2):
+            if e.kind != 0:
+                continue
+            if e.bucket == POSTPONE_BUCKET:  # invisible until compacted (onlyReadRealBuckets)
+                if self.scan_all_files and self._keep_partition(e.partition):
+                    out.append(e)
                 continue
             if skip_level0 and e.file.level == 0:
                 continue
@@ -238,7 +251,7 @@ class TableScan:
     def _bucket_path(self, partition_values: tuple[Any, ...], bucket: int) -> str:
         rel = self.table.partition_rel_path(list(partition_values))
         base = f"{self.table.path}/{rel}" if rel else self.table.path
-        return f"{base}/bucket-{bucket}"
+        return f"{base}/{bucket_dir(bucket)}"
 
     def _pk_splits(self, snapshot_id: int, entries: list[ManifestEntry]) -> list[DataSplit]:
         """One split per (partition, bucket): merge-on-read needs every file of a bucket."""
@@ -248,10 +261,13 @@ class TableScan:
         types = self.table.partition_types
         splits = []
         for (partition, bucket), group in groups.items():
-            files = self._keep_bucket_files(group)
+            files = group if bucket == POSTPONE_BUCKET else self._keep_bucket_files(group)
             if not files:
                 continue
-            files.sort(key=lambda f: (f.level, f.min_sequence_number))
+            if bucket == POSTPONE_BUCKET:
+                files = order_postpone_files(files)
+            else:
+                files.sort(key=lambda f: (f.level, f.min_sequence_number))
             values = tuple(deserialize_with_arity(partition, types))
             path = self._bucket_path(values, bucket)
             splits.append(DataSplit(snapshot_id, partition, values, bucket, path, tuple(files)))

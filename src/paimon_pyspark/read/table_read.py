@@ -106,7 +106,10 @@ class TableRead:
     def _read_merged(self, split: DataSplit) -> pa.Table:
         """A primary-key split: merge its files per key, then filter and project."""
         assert self._merge_settings is not None
-        table = merge_read(self.table, split.bucket_path, split.files, self._merge_settings)
+        postpone = split.bucket == -2  # with_scan_all_files: replayed in write order
+        table = merge_read(
+            self.table, split.bucket_path, split.files, self._merge_settings, postpone
+        )
         if self._filter is not None:
             table = table.filter(self._filter)
         return table.select(self.projection)

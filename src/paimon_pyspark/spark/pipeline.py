@@ -9,14 +9,18 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
+from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory, FileSystemCatalog
+from paimon_pyspark.procedures import rescale
 from paimon_pyspark.schema import Schema
 from paimon_pyspark.spark import register
+from paimon_pyspark.spark.procedures import compact as spark_compact
 from paimon_pyspark.spark.schema import spark_schema
 
 Progress = Callable[[str], None]
@@ -106,6 +110,104 @@ def demo(spark: SparkSession, warehouse: str, rows: int, say: Progress) -> None:
             print(f"      {status:<8} orders={count:>10,} amount={amount:>16,.2f}")
     day = read_paimon(spark, warehouse, "demo.orders_by_day").where("order_date = '2026-11-02'")
     say(f"filtered read of partition order_date=2026-11-02: {day.count():,} rows")
+    say("postpone bucket (bucket = -2): the seed's scenario, compactions as Spark jobs")
+    catalog.drop_table("demo.postpone_bucket_table", ignore_if_not_exists=True)
+    postpone_seed(
+        catalog,
+        "demo.postpone_bucket_table",
+        lambda name: spark_compact(spark, warehouse, name, compact_strategy="full"),
+        say,
+    )
+
+
+POSTPONE_SCHEMA = pa.schema(
+    [
+        pa.field("order_id", pa.int32(), nullable=False),
+        ("customer_id", pa.int32()),
+        pa.field("order_date", pa.string(), nullable=False),
+        ("total_amount", pa.decimal128(10, 2)),
+        ("status", pa.string()),
+    ]
+)
+POSTPONE_OPTIONS = {
+    "bucket": "-2",
+    "postpone.batch-write-fixed-bucket": "false",
+    "postpone.default-bucket-num": "2",
+    "file.format": "parquet",
+}
+FIXED_BUCKET = {"postpone.batch-write-fixed-bucket": "true"}  # the seed's /*+ OPTIONS(...) */
+Compact = Callable[[str], object]
+
+
+def postpone_seed(
+    catalog: FileSystemCatalog, name: str, compact: Compact, say: Progress
+) -> list[tuple[str, list[int]]]:
+    """The seed's postpone-bucket scenario on table ``name``; the visible order ids per step.
+
+    ``compact(name)`` runs the full compaction (``procedures.compact`` or its Spark job).
+    """
+    catalog.create_table(
+        name,
+        Schema.from_pyarrow_schema(
+            POSTPONE_SCHEMA,
+            partition_keys=["order_date"],
+            primary_keys=["order_date", "order_id"],
+            options=POSTPONE_OPTIONS,
+        ),
+    )
+    table = catalog.get_table(name)
+    steps: list[tuple[str, list[int]]] = []
+
+    def insert(rows: list[tuple[int, int, str, str, str]], fixed: bool = False) -> None:
+        data = pa.Table.from_pylist(
+            [
+                dict(zip(POSTPONE_SCHEMA.names, (*r[:3], Decimal(r[3]), r[4]), strict=True))
+                for r in rows
+            ],
+            schema=POSTPONE_SCHEMA,
+        )
+        target = table.copy(FIXED_BUCKET) if fixed else table
+        builder = target.new_batch_write_builder()
+        with builder.new_write() as write:
+            write.write_arrow(data)
+            builder.new_commit().commit(write.prepare_commit())
+
+    def visible(step: str) -> None:
+        rb = table.new_read_builder().with_projection(["order_id"])
+        ids = sorted(rb.new_read().to_arrow(rb.new_scan().plan().splits())["order_id"].to_pylist())
+        steps.append((step, ids))
+        say(f"{name}: after {step}, visible order_id {ids}")
+
+    insert(
+        [
+            (1, 1001, "2023-10-01", "100.50", "COMPLETED"),
+            (2, 1002, "2023-10-01", "200.75", "PENDING"),
+            (3, 1001, "2023-10-02", "150.20", "COMPLETED"),
+        ]
+    )
+    visible("insert 1-3 (postpone)")
+    insert([(4, 1003, "2023-10-02", "300.00", "COMPLETED")], fixed=True)
+    visible("insert 4 (fixed bucket)")
+    insert(
+        [
+            (5, 1004, "2023-10-03", "450.80", "PENDING"),
+            (6, 1005, "2023-10-03", "220.30", "COMPLETED"),
+        ],
+        fixed=True,
+    )
+    visible("insert 5-6 (fixed bucket)")
+    compact(name)
+    visible("compact")
+    rescale(catalog, name, bucket_num=1, partition="order_date=2023-10-02")
+    visible("rescale 2023-10-02 to 1 bucket")
+    insert([(7, 1006, "2023-10-03", "500.00", "COMPLETED")], fixed=True)
+    insert([(8, 1007, "2023-10-03", "600.00", "COMPLETED")])
+    insert([(9, 1008, "2023-10-03", "700.00", "COMPLETED")])
+    insert([(10, 1009, "2023-10-03", "800.00", "COMPLETED")], fixed=True)
+    visible("insert 7, 10 (fixed bucket) and 8, 9 (postpone)")
+    compact(name)
+    visible("compact")
+    return steps
 
 
 def load(

@@ -6,7 +6,8 @@ compaction tasks (one per bucket of primary-key and fixed-bucket append tables, 
 group of small files of bucket-unaware tables), Spark runs one task per plan entry, each
 returning its CommitMessages, and the driver commits them as one COMPACT snapshot. Tasks record
 the files they wrote in the write job's staging area (spark/job.py), so a failed job, and every
-attempt Spark did not keep, leaves no snapshot and no files behind.
+attempt Spark did not keep, leaves no snapshot and no files behind. A postpone-bucket table's
+compaction runs in two stages (``_compact_postpone``): split per partition, merge per bucket.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
 from paimon_pyspark.commit.table_commit import TableCommit
 from paimon_pyspark.compact.plan import (
     CompactTask,
+    PartitionFilter,
     PartitionSpecs,
     parse_buckets,
     parse_options,
@@ -33,12 +36,21 @@ from paimon_pyspark.compact.plan import (
     run_task,
     written_only,
 )
+from paimon_pyspark.compact.postpone import (
+    PostponeBucketTask,
+    PostponePartition,
+    PostponePlan,
+    compact_postpone_bucket,
+    plan_postpone,
+    split_partition,
+)
 from paimon_pyspark.errors import PaimonError
 from paimon_pyspark.procedures import Progress, prepare_table, reporter
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.spark.job import FINISHED, TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.write import commit_or_abort
 from paimon_pyspark.spec.commit_message import CommitMessage
+from paimon_pyspark.table.file_store_table import POSTPONE, FileStoreTable
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,23 @@ class CompactJob(WriteJob):
                 message = run_task(table, task)
                 if message is not None:
                     messages.append(message)
+            record = self._save_record(table, [written_only(m) for m in messages])
+            if table.file_io.exists(os.path.join(self.staging_dir(table), FINISHED)):
+                raise PaimonError(f"compact job {self.commit_user} already finished")
+        except BaseException:
+            TableCommit(table, self.commit_user).abort([written_only(m) for m in messages])
+            raise
+        return TaskResult(record, tuple(messages))
+
+    def postpone_merge_task(
+        self, items: Iterable[tuple[PostponeBucketTask, pa.Table]]
+    ) -> TaskResult:
+        """The merge step of a postpone compaction for the buckets this Spark task received."""
+        table = self.ref.load()
+        messages: list[CommitMessage] = []
+        try:
+            for task, records in items:
+                messages.append(compact_postpone_bucket(table, task, records))
             record = self._save_record(table, [written_only(m) for m in messages])
             if table.file_io.exists(os.path.join(self.staging_dir(table), FINISHED)):
                 raise PaimonError(f"compact job {self.commit_user} already finished")
@@ -88,6 +117,9 @@ def compact(
     catalog = CatalogFactory.create({"warehouse": warehouse})
     loaded = prepare_table(catalog.get_table(table), dynamic, buckets is not None)
     keep = partition_filter(loaded, specs, where)
+    if loaded.bucket_mode == POSTPONE:
+        ref = TableRef(warehouse, table, dynamic)
+        return _compact_postpone(spark, ref, loaded, full, keep, say)
     plan = plan_compaction(loaded, full, keep, parse_buckets(buckets, loaded.options.bucket))
     say(
         f"planned {len(plan.tasks)} compaction task(s) over {plan.buckets_seen} bucket(s) "
@@ -108,6 +140,97 @@ def compact(
     ids = commit_or_abort(job, results)
     say(f"committed snapshot {ids[-1] if ids else None} of {table}")
     return ids[-1] if ids else None
+
+
+def _compact_postpone(
+    spark: SparkSession,
+    ref: TableRef,
+    loaded: FileStoreTable,
+    full: bool,
+    keep: PartitionFilter | None,
+    say: Progress,
+) -> int | None:
+    """A postpone table's compaction as a Spark job (compact/postpone.py has the steps).
+
+    Stage 1, one task per partition: replay its postpone files and hash the records to real
+    buckets; each (partition, bucket) group travels as Arrow IPC bytes through Spark's shuffle,
+    keyed by its index among all (partition, bucket) pairs. Stage 2, the groups spread over
+    up to ``_MAX_MERGE_TASKS`` tasks: merge each group into its bucket. The driver adds one
+    message per partition retiring its postpone files and commits once.
+    """
+    plan = plan_postpone(loaded, keep)
+    say(
+        f"planned postpone compaction of {len(plan.partitions)} partition(s), "
+        f"{plan.file_count} postpone file(s) of {ref.identifier} (snapshot {plan.snapshot_id})"
+    )
+    if not plan.partitions:
+        return None
+    job = CompactJob(ref)
+    keys: list[tuple[int, int]] = []
+    offsets: list[int] = []
+    for i, part in enumerate(plan.partitions):
+        offsets.append(len(keys))
+        keys += [(i, b) for b in range(part.num_buckets)]
+    merge_tasks = min(len(keys), _MAX_MERGE_TASKS)
+    payloads = [pickle.dumps((i, p)) for i, p in enumerate(plan.partitions)]
+    sc = spark.sparkContext
+    try:
+        groups = sc.parallelize(payloads, len(payloads)).mapPartitions(_split_fn(ref, offsets))
+        shuffled = groups.partitionBy(merge_tasks, _identity)
+        collected = shuffled.mapPartitions(_merge_fn(job, plan, keys, full)).collect()
+    except BaseException:
+        job.abort()
+        raise
+    results = [TaskResult.from_bytes(b) for b in collected]
+    removals = tuple(p.removal() for p in plan.partitions)
+    say(f"ran {len(results)} merge task(s) over {len(keys)} bucket(s); committing")
+    ids = commit_or_abort(job, [*results, TaskResult("postpone-files-retired", removals)])
+    say(f"committed snapshot {ids[-1] if ids else None} of {ref.identifier}")
+    return ids[-1] if ids else None
+
+
+_MAX_MERGE_TASKS = 1024
+
+
+def _identity(key: int) -> int:
+    return key
+
+
+def _split_fn(ref: TableRef, offsets: list[int]) -> Any:
+    def run(payloads: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
+        table = ref.load()
+        for payload in payloads:
+            index, part = pickle.loads(payload)
+            if not isinstance(part, PostponePartition):
+                raise PaimonError(f"Unexpected postpone partition {type(part).__name__}")
+            for bucket, records in split_partition(table, part).items():
+                yield offsets[index] + bucket, _to_ipc(records)
+
+    return run
+
+
+def _merge_fn(job: CompactJob, plan: PostponePlan, keys: list[tuple[int, int]], full: bool) -> Any:
+    def run(items: Iterator[tuple[int, bytes]]) -> Iterator[bytes]:
+        work = []
+        for key, payload in items:
+            index, bucket = keys[key]
+            task = plan.bucket_task(plan.partitions[index], bucket, full)
+            work.append((task, _from_ipc(payload)))
+        if work:
+            yield job.postpone_merge_task(work).to_bytes()
+
+    return run
+
+
+def _to_ipc(records: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, records.schema) as writer:
+        writer.write_table(records)
+    return bytes(sink.getvalue())
+
+
+def _from_ipc(payload: bytes) -> pa.Table:
+    return pa.ipc.open_stream(payload).read_all()
 
 
 def _task_fn(job: CompactJob) -> Any:

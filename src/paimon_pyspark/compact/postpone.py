@@ -1,0 +1,262 @@
+"""Compaction of postpone-bucket tables: postpone files into real buckets; and rescale.
+
+Mirrors what Java's postpone compaction does (Spark's SparkPostponeCompactProcedure, Flink's
+CompactAction.buildForPostponeBucketCompaction with PostponeBucketCompactSplitSource and
+BucketFiles), split into two steps that can run on different machines:
+
+    plan      per partition with postpone files: the files in write order, and the bucket
+              count (the partition's real buckets' count, else postpone.default-bucket-num,
+              as PostponeUtils.getKnownNumBuckets and the procedures decide)
+    split     one task per partition: replay the files' records (row kinds kept, order kept)
+              and hash each to its real bucket with the table's bucket function
+    merge     one task per (partition, bucket): number the records after the bucket's highest
+              sequence number (so they are newer than everything in the bucket, as Java's
+              bucket writer numbers them), flush them as a level-0 run, then compact the bucket
+              with the table's merge engine: ``full`` takes it to the top level, ``minor`` is
+              the writer's universal pick
+    commit    one COMPACT snapshot: per real bucket compact_before = the inputs replaced,
+              compact_after = the outputs (total buckets recorded); per partition one message
+              for bucket -2 whose compact_before lists its postpone files
+
+Unlike Java (whose procedures refuse ``partitions`` for postpone tables), the plan takes any
+partition filter: only the chosen partitions' postpone files are consumed.
+
+``plan_rescale`` / ``rescaled_table`` mirror Java's RescaleProcedure: the real buckets of the
+chosen partitions (never their postpone files) are read merged and written anew with
+``bucket_num`` buckets, committed as an OVERWRITE of those partitions.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from paimon_pyspark.bucket.fixed import FixedBucketAssigner
+from paimon_pyspark.compact.merge_tree import compact_kv_bucket
+from paimon_pyspark.compact.plan import CompactArgumentError, PartitionFilter, written_only
+from paimon_pyspark.merge.merge_function import MergeSettings, merge
+from paimon_pyspark.read.kv_read import read_kv_records
+from paimon_pyspark.spec.binary_row import deserialize_with_arity
+from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
+from paimon_pyspark.spec.data_file_meta import (
+    FILE_SOURCE_APPEND,
+    FILE_SOURCE_COMPACT,
+    DataFileMeta,
+)
+from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER
+from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.write.key_value_writer import write_sorted_run
+from paimon_pyspark.write.postpone import (
+    POSTPONE_BUCKET,
+    known_num_buckets,
+    order_postpone_files,
+)
+
+if TYPE_CHECKING:
+    from paimon_pyspark.table.file_store_table import FileStoreTable
+
+
+@dataclass(frozen=True)
+class PostponePartition:
+    """The postpone files of one partition, in write order, and its real bucket count."""
+
+    partition: bytes
+    partition_values: tuple[Any, ...]
+    num_buckets: int
+    files: tuple[DataFileMeta, ...]
+
+    def removal(self) -> CommitMessage:
+        """The message that retires this partition's postpone files (bucket -2)."""
+        increment = CompactIncrement(compact_before=self.files)
+        return CommitMessage(
+            self.partition, POSTPONE_BUCKET, POSTPONE_BUCKET, compact_increment=increment
+        )
+
+
+@dataclass(frozen=True)
+class PostponeBucketTask:
+    """One real bucket receiving postpone records: its live files and the compaction kind."""
+
+    partition: bytes
+    partition_values: tuple[Any, ...]
+    bucket: int
+    total_buckets: int
+    files: tuple[DataFileMeta, ...]
+    full: bool
+
+
+@dataclass(frozen=True)
+class PostponePlan:
+    snapshot_id: int | None
+    partitions: tuple[PostponePartition, ...]
+    bucket_files: dict[tuple[bytes, int], tuple[DataFileMeta, ...]]
+
+    def bucket_task(self, part: PostponePartition, bucket: int, full: bool) -> PostponeBucketTask:
+        files = self.bucket_files.get((part.partition, bucket), ())
+        return PostponeBucketTask(
+            part.partition, part.partition_values, bucket, part.num_buckets, files, full
+        )
+
+    @property
+    def file_count(self) -> int:
+        return sum(len(p.files) for p in self.partitions)
+
+
+def plan_postpone(table: FileStoreTable, keep_partition: PartitionFilter | None) -> PostponePlan:
+    """The postpone partitions of the latest snapshot that ``keep_partition`` keeps."""
+    snapshot = table.snapshot_manager.latest()
+    if snapshot is None:
+        return PostponePlan(None, (), {})
+    known = known_num_buckets(table, snapshot)
+    default = table.options.postpone_default_bucket_num
+    postpone: dict[bytes, list[DataFileMeta]] = {}
+    bucket_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    values_of: dict[bytes, tuple[Any, ...]] = {}
+    for e in table.manifest_io.live_entries(snapshot):
+        values = values_of.get(e.partition)
+        if values is None:
+            values = tuple(deserialize_with_arity(e.partition, table.partition_types))
+            values_of[e.partition] = values
+        if keep_partition is not None and not keep_partition(values):
+            continue
+        if e.bucket == POSTPONE_BUCKET:
+            postpone.setdefault(e.partition, []).append(e.file)
+        elif e.bucket >= 0:
+            bucket_files.setdefault((e.partition, e.bucket), []).append(e.file)
+    partitions = tuple(
+        PostponePartition(p, values_of[p], known.get(p, default), tuple(order_postpone_files(fs)))
+        for p, fs in postpone.items()
+    )
+    existing = {k: tuple(v) for k, v in bucket_files.items() if k[0] in postpone}
+    return PostponePlan(snapshot.id, partitions, existing)
+
+
+def split_partition(table: FileStoreTable, part: PostponePartition) -> dict[int, pa.Table]:
+    """Replay one partition's postpone records and group them by real bucket, order kept.
+
+    Each group holds the table columns and ``_VALUE_KIND`` (no sequence numbers yet).
+    """
+    rel = table.partition_rel_path(list(part.partition_values))
+    bucket_path = PathFactory(table.path).bucket_path(rel, POSTPONE_BUCKET)
+    records = read_kv_records(table, bucket_path, part.files).drop_columns([SEQUENCE_NUMBER])
+    if records.num_rows == 0:
+        return {}
+    key_types = [table.table_schema.field(k).type for k in table.bucket_keys]
+    assigner = FixedBucketAssigner(key_types, part.num_buckets)
+    buckets = assigner.assign([records.column(k) for k in table.bucket_keys])
+    order = np.argsort(buckets, kind="stable")
+    ordered = buckets[order]
+    starts = [0, *(np.flatnonzero(np.diff(ordered)) + 1).tolist(), len(order)]
+    return {
+        int(ordered[lo]): records.take(pa.array(order[lo:hi]))
+        for lo, hi in itertools.pairwise(starts)
+        if hi > lo
+    }
+
+
+def compact_postpone_bucket(
+    table: FileStoreTable, task: PostponeBucketTask, records: pa.Table
+) -> CommitMessage:
+    """Merge one bucket's postpone records (write order) into the bucket; see the module doc.
+
+    On failure every file written here is deleted; live files of the bucket are never touched.
+    """
+    keys = table.table_schema.trimmed_primary_keys()
+    settings = MergeSettings.from_table(table)
+    values = list(task.partition_values)
+    base = max((f.max_sequence_number for f in task.files), default=-1) + 1
+    seq = pa.array(np.arange(base, base + records.num_rows, dtype=np.int64))
+    records = records.append_column(SEQUENCE_NUMBER, seq)
+    if task.full and not task.files:
+        # nothing older in the bucket: merge straight to the top level, retractions dropped
+        merged = merge(records, keys, settings, drop_delete=True)
+        top = table.options.num_levels - 1
+        after = write_sorted_run(table, values, task.bucket, merged, top, FILE_SOURCE_COMPACT)
+        return _message(task, [], after)
+    # as Java's bucket writer: flush the records as a level-0 run, then compact the bucket
+    merged = merge(records, keys, settings, drop_delete=False)
+    new = write_sorted_run(table, values, task.bucket, merged, 0, FILE_SOURCE_APPEND)
+    rounds = 2 if task.full else 1
+    try:
+        before, after = compact_kv_bucket(
+            table, values, task.bucket, [*task.files, *new], task.full, rounds
+        )
+    except BaseException:
+        _delete(table, task, new)
+        raise
+    new_names = {f.file_name for f in new}
+    before_names = {f.file_name for f in before}
+    after_names = {f.file_name for f in after}
+    _delete(table, task, [f for f in new if f.file_name in before_names - after_names])
+    kept_before = [f for f in before if f.file_name not in new_names]
+    kept_after = [*after, *(f for f in new if f.file_name not in before_names)]
+    return _message(task, kept_before, kept_after)
+
+
+def _message(
+    task: PostponeBucketTask, before: Sequence[DataFileMeta], after: Sequence[DataFileMeta]
+) -> CommitMessage:
+    increment = CompactIncrement(compact_before=tuple(before), compact_after=tuple(after))
+    return CommitMessage(
+        task.partition, task.bucket, task.total_buckets, compact_increment=increment
+    )
+
+
+def _delete(table: FileStoreTable, task: PostponeBucketTask, files: Sequence[DataFileMeta]) -> None:
+    rel = table.partition_rel_path(list(task.partition_values))
+    bucket_path = PathFactory(table.path).bucket_path(rel, task.bucket)
+    for f in files:
+        table.file_io.delete_quietly(f"{bucket_path}/{f.file_name}")
+
+
+def compact_partition(
+    table: FileStoreTable, plan: PostponePlan, part: PostponePartition, full: bool
+) -> list[CommitMessage]:
+    """Both steps for one partition in this process; the removal message comes last."""
+    messages: list[CommitMessage] = []
+    try:
+        for bucket, records in sorted(split_partition(table, part).items()):
+            task = plan.bucket_task(part, bucket, full)
+            messages.append(compact_postpone_bucket(table, task, records))
+    except BaseException:
+        for m in messages:
+            written = written_only(m).compact_increment.compact_after
+            _delete(table, plan.bucket_task(part, m.bucket, full), written)
+        raise
+    messages.append(part.removal())
+    return messages
+
+
+# --- rescale --------------------------------------------------------------------------------
+
+
+def rescaled_table(table: FileStoreTable, bucket_num: int | None) -> FileStoreTable:
+    """The table with ``bucket_num`` fixed buckets, for writing a rescaled partition (Java's
+    ``table.copy(schema.copy(bucket -> n))``): its commit replaces real buckets only."""
+    if bucket_num is None:
+        if table.bucket_mode == "POSTPONE_MODE":
+            raise CompactArgumentError(
+                f"Table '{table.name}': when rescaling postpone bucket tables, you must provide "
+                "the resulting bucket number."
+            )
+        bucket_num = table.options.bucket
+    if bucket_num <= 0:
+        raise CompactArgumentError(
+            f"Table '{table.name}': bucket_num must be a positive bucket count, got {bucket_num}."
+        )
+    if table.bucket_mode not in ("HASH_FIXED", "POSTPONE_MODE"):
+        raise CompactArgumentError(
+            f"Table '{table.name}': rescale needs a fixed-bucket or postpone-bucket table, this "
+            f"one is {table.bucket_mode}."
+        )
+    schema = table.table_schema
+    options = {**schema.options, "bucket": str(bucket_num)}
+    dynamic = {**table.dynamic_options, "dynamic-partition-overwrite": "true"}
+    dynamic.pop("bucket", None)
+    rescaled_schema = replace(schema, options=options)
+    return type(table)(table.file_io, table.path, table.name, rescaled_schema, dynamic)
