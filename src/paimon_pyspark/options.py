@@ -39,6 +39,8 @@ DYNAMIC_PARTITION_OVERWRITE = "dynamic-partition-overwrite"
 OVERWRITE_UPGRADE = "overwrite-upgrade"
 NUM_LEVELS = "num-levels"
 NUM_SORTED_RUN_COMPACTION_TRIGGER = "num-sorted-run.compaction-trigger"
+POSTPONE_BATCH_WRITE_FIXED_BUCKET = "postpone.batch-write-fixed-bucket"
+POSTPONE_DEFAULT_BUCKET_NUM = "postpone.default-bucket-num"
 
 # Options whose non-default value changes the data or its reading and is not implemented yet.
 _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
@@ -215,6 +217,20 @@ class CoreOptions:
         return self._int(NUM_SORTED_RUN_COMPACTION_TRIGGER, 5) + 1
 
     @property
+    def postpone_batch_write_fixed_bucket(self) -> bool:
+        """Batch writes of a postpone-bucket table go straight into real buckets (Java: true)."""
+        raw = self.options.get(POSTPONE_BATCH_WRITE_FIXED_BUCKET) or "true"
+        return raw.strip().lower() == "true"
+
+    @property
+    def postpone_default_bucket_num(self) -> int:
+        """Buckets of a postpone table's partition that has no real bucket yet (Java: 1)."""
+        n = self._int(POSTPONE_DEFAULT_BUCKET_NUM, 1)
+        if n < 1:
+            raise OptionError(f"Option '{POSTPONE_DEFAULT_BUCKET_NUM}' must be >= 1, got {n}.")
+        return n
+
+    @property
     def commit_max_retries(self) -> int:
         return self._int(COMMIT_MAX_RETRIES, 10)
 
@@ -225,6 +241,43 @@ class CoreOptions:
     @property
     def commit_max_retry_wait_ms(self) -> int:
         return parse_duration_ms(self.options.get(COMMIT_MAX_RETRY_WAIT) or "10 s")
+
+    # --- dynamic bucket and cross-partition upsert (bucket = -1 on primary-key tables) ---
+
+    @property
+    def dynamic_bucket_target_row_num(self) -> int:
+        """Keys a dynamic bucket takes before the next one is opened (Java: 2,000,000)."""
+        n = self._int("dynamic-bucket.target-row-num", 2_000_000)
+        if n < 1:
+            raise OptionError(f"Option 'dynamic-bucket.target-row-num' must be >= 1, got {n}.")
+        return n
+
+    @property
+    def dynamic_bucket_max_buckets(self) -> int:
+        """Buckets a partition may have, -1 for unlimited (Java's default)."""
+        n = self._int("dynamic-bucket.max-buckets", -1)
+        if n == 0 or n < -1:
+            raise OptionError(
+                f"Option 'dynamic-bucket.max-buckets' must be -1 (unlimited) or > 0, got {n}."
+            )
+        return n
+
+    @property
+    def dynamic_bucket_initial_buckets(self) -> int | None:
+        """Assigners of a distributed (Spark) write; None: the job's parallelism."""
+        raw = self.options.get("dynamic-bucket.initial-buckets")
+        return None if raw is None else self._int("dynamic-bucket.initial-buckets", 1)
+
+    @property
+    def dynamic_bucket_assigner_parallelism(self) -> int | None:
+        raw = self.options.get("dynamic-bucket.assigner-parallelism")
+        return None if raw is None else self._int("dynamic-bucket.assigner-parallelism", 1)
+
+    @property
+    def cross_partition_upsert_index_ttl_ms(self) -> int | None:
+        """Cross-partition upsert: buckets whose files are all older are not bootstrapped."""
+        raw = self.options.get("cross-partition-upsert.index-ttl")
+        return None if raw is None else parse_duration_ms(raw)
 
 
 def check_supported(options: Mapping[str, str], table: str) -> None:

@@ -14,7 +14,7 @@ import pytest
 from table_helpers import read_all, write_commit
 
 from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
-from paimon_pyspark.errors import SchemaError, UnsupportedOptionError
+from paimon_pyspark.errors import SchemaError
 from paimon_pyspark.spec.binary_row import EMPTY_ROW
 from paimon_pyspark.spec.commit_message import CommitMessage, DataIncrement
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
@@ -136,18 +136,18 @@ def test_sequence_field_orders_records_before_arrival(catalog: FileSystemCatalog
     assert got == {1: "new", 2: "b"}
 
 
-def test_partition_keys_outside_the_primary_key_are_refused(catalog: FileSystemCatalog) -> None:
-    table = make_table(catalog, partitioned=True, primary_keys=["id"])
-    with pytest.raises(SchemaError, match=r"must include every partition key \['dt'\]"):
+def test_sequence_field_with_partition_keys_outside_the_primary_key_is_refused(
+    catalog: FileSystemCatalog,
+) -> None:
+    """Java's SchemaValidation: no sequence.field when the key lacks a partition key.
+
+    Such a key with bucket = N is written as Java does (tests/integration/test_dynamic_bucket.py).
+    """
+    table = make_table(
+        catalog, partitioned=True, primary_keys=["id"], bucket="2", **{"sequence.field": "v"}
+    )
+    with pytest.raises(SchemaError, match="sequence.field in cross partition update"):
         write_commit(table, pa.Table.from_pylist([], schema=SCHEMA))
-    with pytest.raises(SchemaError, match="partition key"):
-        table.new_read_builder().new_read()
-
-
-def test_dynamic_bucket_pk_tables_are_refused(catalog: FileSystemCatalog) -> None:
-    table = make_table(catalog, bucket="-1")
-    with pytest.raises(UnsupportedOptionError, match="bucket mode HASH_DYNAMIC"):
-        table.new_batch_write_builder().new_write()
 
 
 def test_value_filter_never_resurrects_an_overwritten_row(catalog: FileSystemCatalog) -> None:

@@ -243,6 +243,11 @@ class JavaOracle:
         returns the latest snapshot id afterwards."""
         return int(self._java.compactTable(_wh(warehouse), db, table, full))
 
+    def compact_postpone(self, warehouse: str | os.PathLike[str], db: str, table: str) -> int:
+        """Java's postpone-bucket compaction (SparkPostponeCompactProcedure's steps with core
+        classes): every postpone file into real buckets, one commit; the latest snapshot id."""
+        return int(self._java.compactPostpone(_wh(warehouse), db, table))
+
     # -- serialized commit messages ------------------------------------------------------------
 
     def commit_message_version(self) -> int:

@@ -12,6 +12,7 @@ Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotComm
               conflict check when files are removed: every DELETE must hit a live file
               base list  = latest's base + delta manifests, small ones merged
               delta list = a manifest with this commit's entries
+              [index changes: index manifest = previous entries combined with them]
               snapshot-<latest+1> JSON published with create-if-absent (FileIO.try_write_atomic)
     retry     id taken by another writer -> delete what this attempt wrote, back off, again
     post      LATEST hint rewritten (readers verify it anyway)
@@ -40,8 +41,9 @@ from paimon_pyspark.errors import CommitConflictError, CommitError
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage
-from paimon_pyspark.spec.manifest import ManifestEntry
+from paimon_pyspark.spec.manifest import IndexManifestEntry, ManifestEntry
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from paimon_pyspark.table.index_io import DELETION_VECTORS_INDEX, IndexFileHandler
 from paimon_pyspark.table.managers import SchemaManager, SnapshotManager
 from paimon_pyspark.table.manifest_io import ManifestIO, merge_entries
 from paimon_pyspark.table.paths import PathFactory
@@ -54,6 +56,8 @@ _DATA_CHANGING_KINDS = (APPEND, OVERWRITE)
 
 EntriesOf = Callable[[Snapshot | None], list[ManifestEntry]]
 """The entries of one commit attempt, given the latest snapshot it commits on."""
+IndexOf = Callable[[Snapshot | None], list[IndexManifestEntry]]
+"""The index-file changes of one commit attempt (Java's index ADD/DELETE entries)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,7 @@ class FileStoreCommit:
         self.snapshots = snapshots
         self.schemas = schemas
         self.manifests = manifests
+        self.index_files = IndexFileHandler(manifests.file_io, settings.table_path, manifests.codec)
 
     def filter_committed(self, identifiers: Sequence[int]) -> list[int]:
         """The identifiers this commit user has not committed yet (Java's filterCommitted).
@@ -113,14 +118,24 @@ class FileStoreCommit:
         self, messages: Sequence[CommitMessage], identifier: int = BATCH_COMMIT_IDENTIFIER
     ) -> list[int]:
         """Commit ``messages``; returns the ids of the snapshots created (none if empty)."""
-        append, compact = self._collect(messages)
+        append, compact, append_index, compact_index = self._collect(messages)
         created = []
-        if append:
-            has_delete = any(e.kind == mf.KIND_DELETE for e in append)
+        if append or append_index:
+            has_delete = any(e.kind == mf.KIND_DELETE for e in append) or any(
+                e.index_file.index_type == DELETION_VECTORS_INDEX for e in append_index
+            )
             kind = OVERWRITE if has_delete else APPEND
-            created.append(self._try_commit(lambda _: append, kind, identifier, check=has_delete))
-        if compact:
-            created.append(self._try_commit(lambda _: compact, COMPACT, identifier, check=True))
+            created.append(
+                self._try_commit(
+                    lambda _: append, kind, identifier, has_delete, lambda _: append_index
+                )
+            )
+        if compact or compact_index:
+            created.append(
+                self._try_commit(
+                    lambda _: compact, COMPACT, identifier, True, lambda _: compact_index
+                )
+            )
         return created
 
     def overwrite(
@@ -137,7 +152,7 @@ class FileStoreCommit:
         with no new files commits nothing; a static one always commits.
         """
         s = self.settings
-        append, compact = self._collect(messages)
+        append, compact, append_index, compact_index = self._collect(messages)
         new_files = [e for e in append if e.kind == mf.KIND_ADD]
         if len(new_files) != len(append):
             raise CommitError(
@@ -149,9 +164,14 @@ class FileStoreCommit:
         created = []
         if not skip:
             changes = self._overwrite_changes(new_files, filter_, overwrite.base_snapshot_id)
-            created.append(self._try_commit(changes, OVERWRITE, identifier, check=True))
-        if compact:
-            created.append(self._try_commit(lambda _: compact, COMPACT, identifier, check=True))
+            index_changes = self._overwrite_index_changes(append_index, filter_)
+            created.append(self._try_commit(changes, OVERWRITE, identifier, True, index_changes))
+        if compact or compact_index:
+            created.append(
+                self._try_commit(
+                    lambda _: compact, COMPACT, identifier, True, lambda _: compact_index
+                )
+            )
         return created
 
     def _overwrite_filter(
@@ -223,6 +243,24 @@ class FileStoreCommit:
 
         return changes
 
+    def _overwrite_index_changes(
+        self, new_index: list[IndexManifestEntry], filter_: PartitionFilter | None
+    ) -> IndexOf:
+        """DELETE for every index file of the replaced partitions, then the new index files
+        (Java's OverwriteChangesProvider)."""
+
+        def changes(latest: Snapshot | None) -> list[IndexManifestEntry]:
+            if latest is None or not latest.index_manifest:
+                return list(new_index)
+            deletes = [
+                IndexManifestEntry(mf.KIND_DELETE, e.partition, e.bucket, e.index_file)
+                for e in self.index_files.read_manifest(latest.index_manifest)
+                if filter_ is None or filter_(e.partition)
+            ]
+            return deletes + new_index
+
+        return changes
+
     def _check_concurrent_changes(
         self, base_id: int, latest: Snapshot, filter_: PartitionFilter | None
     ) -> None:
@@ -258,9 +296,17 @@ class FileStoreCommit:
 
     def _collect(
         self, messages: Sequence[CommitMessage]
-    ) -> tuple[list[ManifestEntry], list[ManifestEntry]]:
+    ) -> tuple[
+        list[ManifestEntry],
+        list[ManifestEntry],
+        list[IndexManifestEntry],
+        list[IndexManifestEntry],
+    ]:
+        """(append entries, compact entries, append index changes, compact index changes)."""
         append: list[ManifestEntry] = []
         compact: list[ManifestEntry] = []
+        append_index: list[IndexManifestEntry] = []
+        compact_index: list[IndexManifestEntry] = []
         for m in messages:
             total = m.total_buckets if m.total_buckets is not None else self.settings.bucket
 
@@ -275,16 +321,28 @@ class FileStoreCommit:
             compact += [entry(mf.KIND_ADD, f) for f in m.compact_increment.compact_after]
             if m.data_increment.changelog_files or m.compact_increment.changelog_files:
                 raise CommitError("Changelog files are not supported by paimon_pyspark yet.")
-            if (
-                m.data_increment.new_index_files
-                or m.data_increment.deleted_index_files
-                or m.compact_increment.new_index_files
-                or m.compact_increment.deleted_index_files
+            for target, increment in (
+                (append_index, m.data_increment),
+                (compact_index, m.compact_increment),
             ):
-                raise CommitError("Index files are not supported by paimon_pyspark yet.")
-        return append, compact
+                target += [
+                    IndexManifestEntry(mf.KIND_ADD, m.partition, m.bucket, f)
+                    for f in increment.new_index_files
+                ]
+                target += [
+                    IndexManifestEntry(mf.KIND_DELETE, m.partition, m.bucket, f)
+                    for f in increment.deleted_index_files
+                ]
+        return append, compact, append_index, compact_index
 
-    def _try_commit(self, entries_of: EntriesOf, kind: str, identifier: int, check: bool) -> int:
+    def _try_commit(
+        self,
+        entries_of: EntriesOf,
+        kind: str,
+        identifier: int,
+        check: bool,
+        index_of: IndexOf | None = None,
+    ) -> int:
         s = self.settings
         retry = 0
         start_latest: int | None = None
@@ -299,8 +357,11 @@ class FileStoreCommit:
                 if done is not None:
                     return done
             entries = entries_of(latest)
+            index_delta = index_of(latest) if index_of is not None else []
             try:
-                snapshot_id = self._try_commit_once(entries, kind, identifier, latest, check)
+                snapshot_id = self._try_commit_once(
+                    entries, kind, identifier, latest, check, index_delta
+                )
             except OSError as e:
                 uncertain = True
                 last_error = e
@@ -341,6 +402,7 @@ class FileStoreCommit:
         identifier: int,
         latest: Snapshot | None,
         check: bool,
+        index_delta: Sequence[IndexManifestEntry] = (),
     ) -> int | None:
         s = self.settings
         schema = self.schemas.latest()
@@ -366,6 +428,10 @@ class FileStoreCommit:
             written += [m.file_name for m in delta_metas]
             delta_list, delta_size = self.manifests.write_manifest_list(delta_metas, pf)
             written.append(delta_list)
+            index_manifest = latest.index_manifest if latest else None
+            if index_delta:
+                index_manifest = self.index_files.write_manifest(index_manifest, index_delta, pf)
+                written.append(index_manifest)
 
             added = sum(e.file.row_count for e in delta if e.kind == mf.KIND_ADD)
             deleted = sum(e.file.row_count for e in delta if e.kind == mf.KIND_DELETE)
@@ -378,7 +444,7 @@ class FileStoreCommit:
                 base_manifest_list_size=base_size,
                 delta_manifest_list=delta_list,
                 delta_manifest_list_size=delta_size,
-                index_manifest=latest.index_manifest if latest else None,
+                index_manifest=index_manifest,
                 commit_user=self.commit_user,
                 commit_identifier=identifier,
                 commit_kind=kind,

@@ -151,6 +151,11 @@ class TableCommit:
             after = [f for f in m.compact_increment.compact_after if f.file_name not in inputs]
             for f in m.data_increment.new_files + tuple(after):
                 self.table.file_io.delete_quietly(self.data_file_path(m, f.file_name))
+            index_dir = os.path.join(self.table.path, "index")
+            for i in m.data_increment.new_index_files + m.compact_increment.new_index_files:
+                self.table.file_io.delete_quietly(
+                    i.external_path or os.path.join(index_dir, i.file_name)
+                )
 
     def close(self) -> None:
         pass

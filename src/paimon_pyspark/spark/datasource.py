@@ -33,7 +33,12 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from paimon_pyspark.errors import CatalogError, OptionError, SchemaMismatchError
+from paimon_pyspark.errors import (
+    CatalogError,
+    OptionError,
+    SchemaMismatchError,
+    UnsupportedOptionError,
+)
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.tables import (
@@ -91,6 +96,14 @@ class PaimonDataSource(DataSource):
         """``overwrite``: mode('overwrite') or INSERT OVERWRITE, a dynamic partition overwrite,
         or a static one with option ``overwrite-partition`` (``dt=2026-06-26,hr=10``)."""
         ref, table = ensure_table(self.warehouse, self.identifier, schema, self.opts)
+        if table.primary_keys and table.bucket_mode in ("HASH_DYNAMIC", "CROSS_PARTITION"):
+            # each task would run its own bucket assigner: a key could land in two buckets
+            raise UnsupportedOptionError(
+                f"Table '{self.identifier}': format('paimon') cannot write a dynamic-bucket "
+                f"primary-key table (bucket = -1, mode {table.bucket_mode}), since Spark gives "
+                "a Python data source no way to route keys to one assigner; use "
+                "paimon_pyspark.spark.write(df, warehouse, table), which does."
+            )
         spec = self.opts.get(OVERWRITE_PARTITION)
         if spec is not None and not overwrite:
             raise OptionError(

@@ -31,6 +31,7 @@ from paimon_pyspark.compact.plan import plan_compaction, run_task, written_only
 from paimon_pyspark.errors import PaimonError
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.table.file_store_table import FileStoreTable
+from paimon_pyspark.write.table_write import TableWrite
 from paimon_pyspark.write.write_builder import BatchWriteBuilder
 
 STAGING_DIR = ".paimon-staging"
@@ -89,9 +90,22 @@ class WriteJob:
 
     # --- on executors --------------------------------------------------------------------
 
-    def write_task(self, batches: Iterable[pa.RecordBatch]) -> TaskResult:
-        """Write every batch of one task; on any failure the task's files are removed."""
+    def write_task(
+        self, batches: Iterable[pa.RecordBatch], bucket_column: str | None = None
+    ) -> TaskResult:
+        """Write every batch of one task; on any failure the task's files are removed.
+
+        ``bucket_column``: the rows' buckets, chosen by an assigner stage (dynamic buckets).
+        """
         table = self.ref.load()
+
+        def put(write: TableWrite, data: pa.Table) -> None:
+            if bucket_column is None:
+                write.write_arrow(data)
+                return
+            buckets = data.column(bucket_column).to_numpy()
+            write.write_arrow(data.drop_columns([bucket_column]), buckets)
+
         builder = BatchWriteBuilder(table, self.commit_user, self.overwrite)
         with builder.new_write(self._sequence_slot(table)) as write:
             pending: list[pa.RecordBatch] = []
@@ -100,10 +114,10 @@ class WriteJob:
                 pending.append(batch)
                 rows += batch.num_rows
                 if rows >= _BATCH_ROWS:
-                    write.write_arrow(pa.Table.from_batches(pending))
+                    put(write, pa.Table.from_batches(pending))
                     pending, rows = [], 0
             if pending:
-                write.write_arrow(pa.Table.from_batches(pending))
+                put(write, pa.Table.from_batches(pending))
             messages = tuple(write.prepare_commit())
             try:
                 record = self._save_record(table, messages)

@@ -11,17 +11,26 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
 
+from paimon_pyspark.bucket.dynamic import key_assigner
 from paimon_pyspark.bucket.fixed import FixedBucketAssigner
 from paimon_pyspark.errors import OptionError, UnsupportedOptionError
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.tables import OVERWRITE_PARTITION, ensure_table, plan_overwrite
-from paimon_pyspark.table.file_store_table import HASH_FIXED, FileStoreTable
+from paimon_pyspark.table.file_store_table import (
+    CROSS_PARTITION,
+    HASH_DYNAMIC,
+    HASH_FIXED,
+    FileStoreTable,
+)
+from paimon_pyspark.write.dynamic import DynamicBucketWrite
 
 BUCKET_COLUMN = "_paimon_bucket"
+ASSIGNER_COLUMN = "_paimon_assigner"
 MAX_BYTES_PER_BATCH = "spark.sql.execution.arrow.maxBytesPerBatch"
 
 
@@ -98,11 +107,86 @@ def _plan(df: DataFrame, table: FileStoreTable, job: WriteJob) -> DataFrame:
         )
         shuffled = with_bucket.repartition(*table.partition_keys, BUCKET_COLUMN)
         return shuffled.mapInArrow(_write_fn(job, drop_bucket=True), result_schema)
+    if table.bucket_mode == HASH_DYNAMIC:
+        return _plan_dynamic(df, table, job, result_schema)
+    if table.bucket_mode == CROSS_PARTITION:
+        raise UnsupportedOptionError(
+            f"Table '{table.name}': cross-partition upsert (bucket = -1, primary key without "
+            "every partition key) is written by the Python API (TableWrite) only, not yet "
+            "from Spark."
+        )
     if table.bucket_mode != "BUCKET_UNAWARE":
         raise UnsupportedOptionError(
             f"Table '{table.name}': bucket mode {table.bucket_mode} is not supported yet."
         )
     return df.mapInArrow(_write_fn(job, drop_bucket=False), result_schema)
+
+
+def num_assigners(table: FileStoreTable, parallelism: int) -> int:
+    """Java's Spark writer: assigner parallelism (``dynamic-bucket.assigner-parallelism`` or
+    the job's, at most ``max-buckets``), at most ``dynamic-bucket.initial-buckets``."""
+    o = table.options
+    n = o.dynamic_bucket_assigner_parallelism or parallelism
+    if o.dynamic_bucket_max_buckets != -1:
+        n = min(n, o.dynamic_bucket_max_buckets)
+    if o.dynamic_bucket_initial_buckets is not None:
+        n = min(n, o.dynamic_bucket_initial_buckets)
+    return max(1, n)
+
+
+def _plan_dynamic(
+    df: DataFrame, table: FileStoreTable, job: WriteJob, result_schema: StructType
+) -> DataFrame:
+    """Java's HASH_DYNAMIC topology: input -> shuffle by (partition, key assigner) ->
+    bucket assigners -> shuffle by (partition, bucket) -> writers.
+
+    Assigner ``i`` of ``n`` gets every key with ``|hash % n| == i`` of a partition and opens only
+    buckets with ``bucket % n == i``, so a key has one bucket whichever task sees it.
+    """
+    n = num_assigners(table, df.sparkSession.sparkContext.defaultParallelism)
+    ref = job.ref
+    overwrite = job.overwrite is not None
+
+    def add_assigner(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        dw = DynamicBucketWrite(ref.load(), overwrite)
+        for batch in batches:
+            ids = key_assigner(dw.key_hashes(batch), n)
+            yield batch.append_column(pa.field(ASSIGNER_COLUMN, pa.int32(), False), pa.array(ids))
+
+    def add_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        loaded = ref.load()
+        assigners: dict[int, DynamicBucketWrite] = {}
+        for batch in batches:
+            ids = batch.column(ASSIGNER_COLUMN).to_numpy()
+            data = pa.Table.from_batches([batch.drop_columns([ASSIGNER_COLUMN])])
+            buckets = np.empty(batch.num_rows, np.int32)
+            for i in np.unique(ids).tolist():
+                dw = assigners.get(i)
+                if dw is None:
+                    dw = assigners[i] = DynamicBucketWrite(loaded, overwrite, n, i)
+                rows = np.flatnonzero(ids == i)
+                buckets[rows] = dw.assign(data.take(pa.array(rows)))
+            out = data.append_column(pa.field(BUCKET_COLUMN, pa.int32(), False), pa.array(buckets))
+            yield from out.to_batches()
+
+    fields = df.schema.fields
+    with_id = df.mapInArrow(
+        add_assigner, StructType([*fields, StructField(ASSIGNER_COLUMN, IntegerType(), False)])
+    )
+    routed = with_id.repartition(*table.partition_keys, ASSIGNER_COLUMN)
+    with_bucket = routed.mapInArrow(
+        add_bucket, StructType([*fields, StructField(BUCKET_COLUMN, IntegerType(), False)])
+    )
+    shuffled = with_bucket.repartition(*table.partition_keys, BUCKET_COLUMN)
+
+    def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        result = job.write_task(batches, bucket_column=BUCKET_COLUMN)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([result.to_bytes()], pa.binary())],
+            schema=pa.schema([pa.field("record", pa.binary(), nullable=False)]),
+        )
+
+    return shuffled.mapInArrow(write_task, result_schema)
 
 
 def _bucket_fn(ref: TableRef, bucket_keys: list[str]) -> Any:

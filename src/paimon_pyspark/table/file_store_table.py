@@ -140,7 +140,7 @@ class FileStoreTable:
     def check_writable(self) -> None:
         """Append tables (unaware or fixed buckets) and fixed-bucket PK tables are written."""
         mode = self.bucket_mode
-        if mode not in (BUCKET_UNAWARE, HASH_FIXED):
+        if mode not in (BUCKET_UNAWARE, HASH_FIXED, POSTPONE, HASH_DYNAMIC, CROSS_PARTITION):
             raise UnsupportedOptionError(
                 f"Table '{self.name}': writing bucket mode {mode} is not supported by "
                 "paimon_pyspark yet."
@@ -158,13 +158,21 @@ class FileStoreTable:
         if not self.primary_keys:
             return
         mode = self.bucket_mode
-        if mode != HASH_FIXED:
+        if mode not in (HASH_FIXED, POSTPONE, HASH_DYNAMIC, CROSS_PARTITION):
             raise UnsupportedOptionError(
                 f"Table '{self.name}': {action} primary-key tables in bucket mode {mode} "
-                "(bucket = -1 or -2) is not supported by paimon_pyspark yet; use bucket = N."
+                "is not supported by paimon_pyspark yet; use bucket = N."
             )
         missing = [k for k in self.partition_keys if k not in self.primary_keys]
-        if missing:
+        if missing and self.options.sequence_fields:
+            # Java's SchemaValidation, for any bucket mode (TableSchema.crossPartitionUpdate)
+            raise SchemaError(
+                f"Table '{self.name}': you can not use sequence.field in cross partition update "
+                f"case (Primary key constraint '{self.primary_keys}' not include all partition "
+                f"fields '{self.partition_keys}')."
+            )
+        # bucket = N with such a key is Java's too: the user keeps keys unique per partition
+        if missing and mode == POSTPONE:
             raise SchemaError(
                 f"Table '{self.name}': primary key {self.primary_keys} must include every "
                 f"partition key {self.partition_keys} (missing {missing}) in fixed-bucket mode; "

@@ -114,6 +114,9 @@ class PathFactory:
     def new_index_manifest(self) -> str:
         return f"index-manifest-{self.uuid}-{self._next('index-manifest')}"
 
+    def new_index_file(self) -> str:
+        return f"index-{self.uuid}-{self._next('index')}"
+
     def new_data_file(self, prefix: str, extension: str) -> str:
         return f"{prefix}{self.uuid}-{self._next('data')}.{extension}"
 

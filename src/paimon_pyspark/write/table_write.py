@@ -50,7 +50,14 @@ from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import DELETE, RETRACTS, ROW_KIND_NAMES, VALUE_KIND
 from paimon_pyspark.table.paths import PathFactory
 from paimon_pyspark.write.append_writer import AppendWriter, WriterSettings
+from paimon_pyspark.write.dynamic import DynamicBucketWrite
 from paimon_pyspark.write.key_value_writer import KeyValueWriter, KvFileSettings
+from paimon_pyspark.write.postpone import (
+    POSTPONE_BUCKET,
+    PostponeBucketWriter,
+    PostponeRouting,
+    postpone_settings,
+)
 
 if TYPE_CHECKING:
     from paimon_pyspark.table.file_store_table import FileStoreTable
@@ -62,7 +69,7 @@ _WRITE_THREADS = 2
 _KIND_NAMES = pa.array(list(ROW_KIND_NAMES))
 _KIND_BYTES = pa.array(list(ROW_KIND_NAMES.values()), pa.int8())
 
-Writer = AppendWriter | KeyValueWriter
+Writer = AppendWriter | KeyValueWriter | PostponeBucketWriter
 
 
 class TableWrite:
@@ -103,6 +110,13 @@ class TableWrite:
         o = table.options
         self.num_buckets = o.bucket
         self.fixed = mode == "HASH_FIXED"
+        self.postpone: PostponeRouting | None = None
+        if mode == "POSTPONE_MODE":  # write/postpone.py
+            self.postpone = PostponeRouting(table, o.postpone_batch_write_fixed_bucket)
+            self.postpone_files = postpone_settings(table, commit_user)
+        self.dynamic: DynamicBucketWrite | None = None  # bucket = -1 PK tables: write/dynamic.py
+        if mode in ("HASH_DYNAMIC", "CROSS_PARTITION"):
+            self.dynamic = DynamicBucketWrite(table, ignore_previous_files)
         self.assigner: FixedBucketAssigner | None = None
         if self.fixed:
             key_types = [table.table_schema.field(k).type for k in table.bucket_keys]
@@ -129,7 +143,7 @@ class TableWrite:
         self._pool = ThreadPoolExecutor(max_workers=_WRITE_THREADS)
         self._restored: dict[tuple[bytes, int], int] | None = None
         self.compact_at_commit = (
-            self.fixed
+            (self.fixed or self.dynamic is not None)
             and self.primary_key
             and slot[1] == 1
             and (o.get("write-only") or "false").strip().lower() != "true"
@@ -141,11 +155,18 @@ class TableWrite:
 
     # --- public API ----------------------------------------------------------------------------
 
-    def write_arrow(self, table: pa.Table) -> None:
+    def write_arrow(self, table: pa.Table, buckets: npt.ArrayLike | None = None) -> None:
+        """Write ``table``; ``buckets`` (one per row, dynamic-bucket tables only) is Java's
+        ``write(row, bucket)``: rows whose bucket an assigner stage already chose."""
         data = self._align(table)
         if self.primary_key:
             data = self._with_row_kinds(data)
-        self._write_aligned(data)
+        if buckets is not None and self.dynamic is None:
+            raise OptionError(
+                f"Table '{self.table.name}': buckets are given only for bucket = -1 "
+                "primary-key tables; this table assigns its own."
+            )
+        self._write_aligned(data, None if buckets is None else np.asarray(buckets, np.int32))
 
     def delete_arrow(self, table: pa.Table) -> None:
         """Write ``table``'s rows as -D records of a primary-key table (whatever their kind)."""
@@ -163,10 +184,19 @@ class TableWrite:
             return
         self._write_aligned(data)
 
-    def _write_aligned(self, data: pa.Table) -> None:
+    def _write_aligned(self, data: pa.Table, buckets: npt.NDArray[np.int32] | None = None) -> None:
         if data.num_rows == 0:
             return
-        for partition, values, bucket, indices in self._route(data):
+        if self.dynamic is not None:
+            data, buckets = self.dynamic.prepare(data, buckets)
+            if data.num_rows == 0:  # first-row cross-partition: every row kept the old key
+                return
+        routes = self._route(data, buckets)
+        if self.postpone is not None:
+            routes = self.postpone.split(data, routes)
+        for partition, values, bucket, indices in routes:
+            if self.dynamic is not None:
+                self.dynamic.track(partition, bucket, indices)
             writer = self._writer(partition, values, bucket)
             self._submit((partition, bucket), partial(self._write_rows, writer, data, indices))
 
@@ -200,9 +230,16 @@ class TableWrite:
         """Runs on the pool: flush one writer, compact its bucket if the table needs lookup."""
         partition, bucket = key
         total = self.num_buckets if self.fixed else -1
+        if self.postpone is not None:
+            total = self.postpone.total_buckets(partition, bucket)
         message = CommitMessage(
             partition, bucket, total, DataIncrement(tuple(writer.prepare_commit()))
         )
+        if self.dynamic is not None:
+            index = self.dynamic.index_files(partition, bucket)
+            message = replace(
+                message, data_increment=replace(message.data_increment, new_index_files=index)
+            )
         if self.compact_at_commit:
             try:
                 values = deserialize_with_arity(partition, self.table.partition_types)
@@ -305,7 +342,9 @@ class TableWrite:
 
     # --- routing -------------------------------------------------------------------------------
 
-    def _route(self, data: pa.Table) -> Iterator[tuple[bytes, list[Any], int, Indices | None]]:
+    def _route(
+        self, data: pa.Table, buckets: Any = None
+    ) -> Iterator[tuple[bytes, list[Any], int, Indices | None]]:
         """Yield (partition bytes, partition values, bucket, row indices) per group of ``data``.
 
         Partition columns are dictionary-encoded and combined with the bucket into one code per
@@ -314,7 +353,6 @@ class TableWrite:
         """
         keys = self.table.partition_keys
         types = self.table.partition_types
-        buckets = None
         if self.assigner is not None:
             buckets = self.assigner.assign([data.column(k) for k in self.table.bucket_keys])
         if not keys and buckets is None:
@@ -329,8 +367,9 @@ class TableWrite:
             codes = codes * cardinality + encoded.indices.to_numpy(zero_copy_only=False)
             radix *= cardinality
         if buckets is not None:
-            codes = codes * self.num_buckets + buckets
-            radix *= self.num_buckets
+            width = int(buckets.max()) + 1  # num_buckets, or the highest dynamic bucket + 1
+            codes = codes * width + buckets
+            radix *= width
         if radix <= 1 << 16:
             codes = codes.astype(np.uint16)
         if (codes == codes[0]).all():
@@ -368,7 +407,13 @@ class TableWrite:
         if writer is None:
             rel = self.table.partition_rel_path(values)
             bucket_path = self.path_factory.bucket_path(rel, bucket)
-            writer = self._new_writer(bucket_path, self._next_sequence(key))
+            if bucket == POSTPONE_BUCKET:
+                flush = self.settings.flush_bytes
+                writer = PostponeBucketWriter(
+                    self.postpone_files, bucket_path, self.path_factory, flush
+                )
+            else:
+                writer = self._new_writer(bucket_path, self._next_sequence(key))
             self._writers[key] = writer
         return writer
 
@@ -386,7 +431,7 @@ class TableWrite:
 
     def _next_sequence(self, key: tuple[bytes, int]) -> int:
         """Fixed-bucket writers continue after the bucket's highest sequence number."""
-        if not self.fixed or self.ignore_previous_files:
+        if not (self.fixed or self.postpone or self.dynamic) or self.ignore_previous_files:
             return 0
         if self._restored is None:
             self._restored = self._restore()
@@ -400,7 +445,7 @@ class TableWrite:
         for e in self.table.manifest_io.live_entries(snapshot):
             if e.kind != mf.KIND_ADD:
                 continue
-            if e.total_buckets > 0 and e.total_buckets != self.num_buckets:
+            if self.fixed and e.total_buckets > 0 and e.total_buckets != self.num_buckets:
                 raise PaimonError(
                     f"Table '{self.table.name}': try to write a partition with a new bucket "
                     f"num {self.num_buckets}, but the previous bucket num is {e.total_buckets}. "

@@ -308,6 +308,132 @@ public final class PaimonOracle {
         }
     }
 
+    /**
+     * Java's postpone-bucket compaction, as SparkPostponeCompactProcedure does it with core
+     * classes (the procedure itself is in the Spark connector, which Maven Central lacks for
+     * 1.4): the postpone files of each partition are read file by file in creation-time order
+     * (PostponeBucketCompactSplitSource), every row goes to {@code write(row, bucket)} of a
+     * {@code bucket = 1} copy with the partition's bucket count (PostponeUtils known buckets,
+     * else {@code postpone.default-bucket-num}), the writers' messages get that count as total
+     * buckets, the postpone files are retired as compact-before, BucketFiles folds both into
+     * one message per bucket, and one commit lands them. Returns the latest snapshot id.
+     */
+    public static long compactPostpone(String warehouse, String db, String name)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name);
+            List<org.apache.paimon.table.source.DataSplit> splits =
+                    table.newSnapshotReader()
+                            .withBucket(BucketMode.POSTPONE_BUCKET)
+                            .read()
+                            .dataSplits();
+            Map<BinaryRow, Integer> known =
+                    org.apache.paimon.table.PostponeUtils.getKnownNumBuckets(table);
+            int defaultNum = table.coreOptions().postponeDefaultBucketNum();
+            FileStoreTable realTable = table.copy(Collections.singletonMap("bucket", "1"));
+            org.apache.paimon.schema.TableSchema schema = table.schema();
+            BucketFunction bucketFunction =
+                    BucketFunction.create(table.coreOptions(), schema.logicalBucketKeyType());
+            org.apache.paimon.codegen.Projection bucketKey =
+                    org.apache.paimon.codegen.CodeGenUtils.newProjection(
+                            schema.logicalRowType(), schema.projection(schema.bucketKeys()));
+            List<org.apache.paimon.table.sink.CommitMessageImpl> messages = new ArrayList<>();
+            BatchWriteBuilder builder = realTable.newBatchWriteBuilder();
+            try (IOManager io = IOManager.create(System.getProperty("java.io.tmpdir"));
+                    BatchTableWrite write = builder.newWrite()) {
+                write.withIOManager(io);
+                ((org.apache.paimon.table.sink.TableWriteImpl<?>) write)
+                        .getWrite()
+                        .withIgnoreNumBucketCheck(true);
+                org.apache.paimon.table.source.TableRead read = table.newRead();
+                for (org.apache.paimon.table.source.DataSplit split : splits) {
+                    int numBuckets = known.getOrDefault(split.partition(), defaultNum);
+                    List<org.apache.paimon.io.DataFileMeta> files =
+                            new ArrayList<>(split.dataFiles());
+                    files.sort(
+                            java.util.Comparator.comparing(
+                                    org.apache.paimon.io.DataFileMeta::creationTime));
+                    for (org.apache.paimon.io.DataFileMeta file : files) {
+                        org.apache.paimon.table.source.DataSplit one =
+                                org.apache.paimon.table.source.DataSplit.builder()
+                                        .withSnapshot(split.snapshotId())
+                                        .withPartition(split.partition())
+                                        .withBucket(split.bucket())
+                                        .withBucketPath(split.bucketPath())
+                                        .withTotalBuckets(split.totalBuckets())
+                                        .withDataFiles(Collections.singletonList(file))
+                                        .isStreaming(false)
+                                        .build();
+                        try (RecordReader<InternalRow> reader = read.createReader(one)) {
+                            RecordReader.RecordIterator<InternalRow> batch;
+                            while ((batch = reader.readBatch()) != null) {
+                                InternalRow row;
+                                while ((row = batch.next()) != null) {
+                                    int bucket =
+                                            bucketFunction.bucket(
+                                                    bucketKey.apply(row), numBuckets);
+                                    write.write(row, bucket);
+                                }
+                                batch.releaseBatch();
+                            }
+                        }
+                    }
+                    messages.add(
+                            new org.apache.paimon.table.sink.CommitMessageImpl(
+                                    split.partition(),
+                                    split.bucket(),
+                                    split.totalBuckets(),
+                                    org.apache.paimon.io.DataIncrement.emptyIncrement(),
+                                    new org.apache.paimon.io.CompactIncrement(
+                                            split.dataFiles(),
+                                            Collections.emptyList(),
+                                            Collections.emptyList())));
+                }
+                for (CommitMessage m : write.prepareCommit()) {
+                    org.apache.paimon.table.sink.CommitMessageImpl c =
+                            (org.apache.paimon.table.sink.CommitMessageImpl) m;
+                    messages.add(
+                            new org.apache.paimon.table.sink.CommitMessageImpl(
+                                    c.partition(),
+                                    c.bucket(),
+                                    known.getOrDefault(c.partition(), defaultNum),
+                                    c.newFilesIncrement(),
+                                    c.compactIncrement()));
+                }
+            }
+            Map<BinaryRow, Map<Integer, org.apache.paimon.postpone.BucketFiles>> buckets =
+                    new LinkedHashMap<>();
+            for (org.apache.paimon.table.sink.CommitMessageImpl m : messages) {
+                buckets.computeIfAbsent(m.partition(), p -> new LinkedHashMap<>())
+                        .computeIfAbsent(
+                                m.bucket(),
+                                b ->
+                                        new org.apache.paimon.postpone.BucketFiles(
+                                                table.store()
+                                                        .pathFactory()
+                                                        .createDataFilePathFactory(
+                                                                m.partition(), b),
+                                                table.fileIO()))
+                        .update(m);
+            }
+            List<CommitMessage> result = new ArrayList<>();
+            for (Map.Entry<BinaryRow, Map<Integer, org.apache.paimon.postpone.BucketFiles>> p :
+                    buckets.entrySet()) {
+                for (Map.Entry<Integer, org.apache.paimon.postpone.BucketFiles> b :
+                        p.getValue().entrySet()) {
+                    result.add(b.getValue().makeMessage(p.getKey(), b.getKey()));
+                }
+            }
+            if (!result.isEmpty()) {
+                try (BatchTableCommit commit = realTable.newBatchWriteBuilder().newCommit()) {
+                    commit.commit(result);
+                }
+            }
+            Long id = table.snapshotManager().latestSnapshotId();
+            return id == null ? -1L : id;
+        }
+    }
+
     /** Java's CommitMessageSerializer.CURRENT_VERSION (what {@link #writeRowsAndSerialize} writes). */
     public static int commitMessageVersion() {
         return new CommitMessageSerializer().getVersion();
