@@ -25,7 +25,6 @@ from typing import Any
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
 from paimon_pyspark.commit.table_commit import TableCommit
 from paimon_pyspark.compact.plan import (
-    CompactArgumentError,
     PartitionFilter,
     PartitionSpecs,
     check_compactable,
@@ -38,11 +37,12 @@ from paimon_pyspark.compact.plan import (
     run_task,
     written_only,
 )
-from paimon_pyspark.compact.postpone import compact_partition, plan_postpone, rescaled_table
+from paimon_pyspark.compact.postpone import compact_partition, plan_postpone, plan_rescale
 from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.table.file_store_table import POSTPONE, FileStoreTable
+from paimon_pyspark.write.write_builder import BatchWriteBuilder
 
 Progress = Callable[[str], None]
 
@@ -143,28 +143,19 @@ def rescale(
     """
     say = reporter(progress)
     loaded = catalog.get_table(table)
-    rescaled = rescaled_table(loaded, bucket_num)
-    if loaded.snapshot_manager.latest() is None:
-        raise CompactArgumentError(f"Table '{table}' has no snapshot, no need to rescale.")
     keep = partition_filter(loaded, parse_partitions(partition), None)
-    builder = rescaled.new_batch_write_builder().overwrite()
-    assert builder.overwrite_spec is not None
-    base = loaded.copy({"scan.snapshot-id": str(builder.overwrite_spec.base_snapshot_id)})
-    splits = [
-        s
-        for s in base.new_read_builder().new_scan().plan().splits()
-        if keep is None or keep(s.partition_values)
-    ]
-    if not splits:
+    plan = plan_rescale(loaded, bucket_num, keep)
+    if not plan.splits:
         say(f"no real-bucket data in the chosen partitions of {table}: nothing to rescale")
         return None
-    rows = base.new_read_builder().new_read().to_arrow(splits)
-    say(f"read {rows.num_rows} row(s) from {len(splits)} bucket(s) of {table}")
+    rows = plan.source(loaded).new_read_builder().new_read().to_arrow(list(plan.splits))
+    say(f"read {rows.num_rows} row(s) from {len(plan.splits)} bucket(s) of {table}")
+    builder = BatchWriteBuilder(plan.rescaled, overwrite_spec=plan.overwrite)
     with builder.new_write() as write:
         write.write_arrow(rows)
         messages = write.prepare_commit()
         ids = builder.new_commit().commit(messages)
-    say(f"rescaled to {rescaled.options.bucket} bucket(s): snapshot {ids[-1] if ids else None}")
+    say(f"rescaled to {plan.bucket_num} bucket(s): snapshot {ids[-1] if ids else None}")
     return ids[-1] if ids else None
 
 

@@ -23,7 +23,8 @@ partition filter: only the chosen partitions' postpone files are consumed.
 
 ``plan_rescale`` / ``rescaled_table`` mirror Java's RescaleProcedure: the real buckets of the
 chosen partitions (never their postpone files) are read merged and written anew with
-``bucket_num`` buckets, committed as an OVERWRITE of those partitions.
+``bucket_num`` buckets, committed as an OVERWRITE of those partitions; ``procedures.rescale``
+runs it in this process, ``spark.procedures.rescale`` as a Spark job.
 """
 
 from __future__ import annotations
@@ -37,10 +38,12 @@ import numpy as np
 import pyarrow as pa
 
 from paimon_pyspark.bucket.fixed import FixedBucketAssigner
+from paimon_pyspark.commit.overwrite import Overwrite
 from paimon_pyspark.compact.merge_tree import compact_kv_bucket
 from paimon_pyspark.compact.plan import CompactArgumentError, PartitionFilter, written_only
 from paimon_pyspark.merge.merge_function import MergeSettings, merge
 from paimon_pyspark.read.kv_read import read_kv_records
+from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
 from paimon_pyspark.spec.data_file_meta import (
@@ -146,14 +149,19 @@ def split_partition(table: FileStoreTable, part: PostponePartition) -> dict[int,
     records = read_kv_records(table, bucket_path, part.files).drop_columns([SEQUENCE_NUMBER])
     if records.num_rows == 0:
         return {}
+    return group_by_bucket(table, records, part.num_buckets)
+
+
+def group_by_bucket(table: FileStoreTable, rows: pa.Table, num_buckets: int) -> dict[int, pa.Table]:
+    """``rows`` grouped by the bucket their key hashes to among ``num_buckets``, order kept."""
     key_types = [table.table_schema.field(k).type for k in table.bucket_keys]
-    assigner = FixedBucketAssigner(key_types, part.num_buckets)
-    buckets = assigner.assign([records.column(k) for k in table.bucket_keys])
+    assigner = FixedBucketAssigner(key_types, num_buckets)
+    buckets = assigner.assign([rows.column(k) for k in table.bucket_keys])
     order = np.argsort(buckets, kind="stable")
     ordered = buckets[order]
     starts = [0, *(np.flatnonzero(np.diff(ordered)) + 1).tolist(), len(order)]
     return {
-        int(ordered[lo]): records.take(pa.array(order[lo:hi]))
+        int(ordered[lo]): rows.take(pa.array(order[lo:hi]))
         for lo, hi in itertools.pairwise(starts)
         if hi > lo
     }
@@ -260,3 +268,41 @@ def rescaled_table(table: FileStoreTable, bucket_num: int | None) -> FileStoreTa
     dynamic.pop("bucket", None)
     rescaled_schema = replace(schema, options=options)
     return type(table)(table.file_io, table.path, table.name, rescaled_schema, dynamic)
+
+
+@dataclass(frozen=True)
+class RescalePlan:
+    """A rescale planned on one snapshot: the rescaled table to write with, the overwrite its
+    commit is (planned against ``snapshot_id``), and the real-bucket splits to read there."""
+
+    rescaled: FileStoreTable
+    overwrite: Overwrite
+    snapshot_id: int
+    splits: tuple[DataSplit, ...]
+
+    @property
+    def bucket_num(self) -> int:
+        return self.rescaled.options.bucket
+
+    def source(self, table: FileStoreTable) -> FileStoreTable:
+        """``table`` as of the planned snapshot, to read the splits from."""
+        return table.copy({"scan.snapshot-id": str(self.snapshot_id)})
+
+
+def plan_rescale(
+    table: FileStoreTable, bucket_num: int | None, keep_partition: PartitionFilter | None
+) -> RescalePlan:
+    """Java's RescaleProcedure up to the write: the kept partitions' real-bucket splits of the
+    latest snapshot (a batch scan never returns postpone files) and a dynamic overwrite of
+    the rescaled table planned against that snapshot."""
+    rescaled = rescaled_table(table, bucket_num)
+    snapshot_id = table.snapshot_manager.latest_id()
+    if snapshot_id is None:
+        raise CompactArgumentError(f"Table '{table.name}' has no snapshot, no need to rescale.")
+    source = table.copy({"scan.snapshot-id": str(snapshot_id)})
+    splits = tuple(
+        s
+        for s in source.new_read_builder().new_scan().plan().splits()
+        if keep_partition is None or keep_partition(s.partition_values)
+    )
+    return RescalePlan(rescaled, Overwrite({}, snapshot_id), snapshot_id, splits)

@@ -8,10 +8,15 @@ returning its CommitMessages, and the driver commits them as one COMPACT snapsho
 the files they wrote in the write job's staging area (spark/job.py), so a failed job, and every
 attempt Spark did not keep, leaves no snapshot and no files behind. A postpone-bucket table's
 compaction runs in two stages (``_compact_postpone``): split per partition, merge per bucket.
+
+``rescale`` mirrors RescaleProcedure: one task per real-bucket split reads its rows and hashes
+them among the new bucket count, a shuffle brings each new bucket to one task, which writes it,
+and the driver commits one OVERWRITE of the partitions read.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import pickle
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -41,12 +46,16 @@ from paimon_pyspark.compact.postpone import (
     PostponePartition,
     PostponePlan,
     compact_postpone_bucket,
+    group_by_bucket,
     plan_postpone,
+    plan_rescale,
+    rescaled_table,
     split_partition,
 )
 from paimon_pyspark.errors import PaimonError
 from paimon_pyspark.procedures import Progress, prepare_table, reporter
 from paimon_pyspark.read.predicate import Predicate
+from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.spark.job import FINISHED, TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.write import commit_or_abort
 from paimon_pyspark.spec.commit_message import CommitMessage
@@ -246,3 +255,98 @@ def _load_task(payload: bytes) -> CompactTask:
     if not isinstance(task, CompactTask):
         raise PaimonError(f"Unexpected compaction task {type(task).__name__}")
     return task
+
+
+@dataclass(frozen=True)
+class RescaledTableRef(TableRef):
+    """The table as a rescale writes and commits it: ``bucket = bucket_num`` in its schema
+    options (compact/postpone.py's ``rescaled_table``)."""
+
+    bucket_num: int = 1
+
+    def load(self) -> FileStoreTable:
+        return rescaled_table(super().load(), self.bucket_num)
+
+
+def rescale(
+    spark: SparkSession,
+    warehouse: str,
+    table: str,
+    bucket_num: int | None = None,
+    partition: PartitionSpecs = None,
+    progress: Progress | None = None,
+) -> int | None:
+    """Rescale ``table`` with a Spark job; the id of the OVERWRITE snapshot, or None if the
+    chosen partitions have no real-bucket data.
+
+    Arguments as ``paimon_pyspark.procedures.rescale`` (Java's ``CALL sys.rescale``). Stage 1,
+    one task per split of the latest snapshot's real buckets (postpone files are never read and
+    stay): read the rows merged and hash them among ``bucket_num`` buckets; each (partition,
+    new bucket) group travels as Arrow IPC through Spark's shuffle, keyed by its index. Stage 2:
+    each task writes the groups it received through the rescaled table, so every new bucket has
+    one writer. The driver commits once, as an overwrite of the partitions written; a failed
+    job leaves no snapshot and no files.
+    """
+    say = reporter(progress)
+    loaded = CatalogFactory.create({"warehouse": warehouse}).get_table(table)
+    keep = partition_filter(loaded, parse_partitions(partition), None)
+    plan = plan_rescale(loaded, bucket_num, keep)
+    if not plan.splits:
+        say(f"no real-bucket data in the chosen partitions of {table}: nothing to rescale")
+        return None
+    n = plan.bucket_num
+    source = TableRef(warehouse, table, {"scan.snapshot-id": str(plan.snapshot_id)})
+    job = WriteJob(RescaledTableRef(warehouse, table, bucket_num=n), overwrite=plan.overwrite)
+    partitions = {p: i for i, p in enumerate(sorted({s.partition for s in plan.splits}))}
+    payloads = [pickle.dumps((partitions[s.partition] * n, s)) for s in plan.splits]
+    write_tasks = min(len(partitions) * n, _MAX_MERGE_TASKS)
+    say(
+        f"planned rescale of {len(partitions)} partition(s) of {table} to {n} bucket(s): "
+        f"{len(payloads)} split(s) of snapshot {plan.snapshot_id}"
+    )
+    sc = spark.sparkContext
+    try:
+        groups = sc.parallelize(payloads, len(payloads)).mapPartitions(_rescale_read_fn(source, n))
+        shuffled = groups.partitionBy(write_tasks, _identity)
+        collected = shuffled.mapPartitions(_rescale_write_fn(job)).collect()
+    except BaseException:
+        job.abort()
+        raise
+    results = [TaskResult.from_bytes(b) for b in collected]
+    say(f"ran {len(results)} write task(s); committing")
+    ids = commit_or_abort(job, results)
+    say(f"rescaled to {n} bucket(s): snapshot {ids[-1] if ids else None} of {table}")
+    return ids[-1] if ids else None
+
+
+def _rescale_read_fn(source: TableRef, bucket_num: int) -> Any:
+    def run(payloads: Iterator[bytes]) -> Iterator[tuple[int, bytes]]:
+        table = source.load()
+        read = table.new_read_builder().new_read()
+        for payload in payloads:
+            offset, split = pickle.loads(payload)
+            if not isinstance(split, DataSplit):
+                raise PaimonError(f"Unexpected split {type(split).__name__}")
+            rows = read.to_arrow([split])
+            if rows.num_rows == 0:
+                continue
+            rows = rows.cast(table.arrow_schema)
+            for bucket, group in group_by_bucket(table, rows, bucket_num).items():
+                yield offset + bucket, _to_ipc(group)
+
+    return run
+
+
+def _rescale_write_fn(job: WriteJob) -> Any:
+    def run(items: Iterator[tuple[int, bytes]]) -> Iterator[bytes]:
+        first = next(items, None)
+        if first is None:
+            return
+        batches = (
+            batch
+            for _, payload in itertools.chain([first], items)
+            for batch in _from_ipc(payload).to_batches()
+        )
+        yield job.write_task(batches).to_bytes()
+
+    return run

@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +37,9 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from paimon_pyspark.bucket.cross_partition import dense_codes
 from paimon_pyspark.bucket.fixed import FixedBucketAssigner, buckets_of
-from paimon_pyspark.errors import CorruptTableError
+from paimon_pyspark.errors import CorruptTableError, OptionError
 from paimon_pyspark.format.files import EXTENSIONS
 from paimon_pyspark.format.writers import FormatWriter
 from paimon_pyspark.spec.binary_row import serialize_with_arity
@@ -113,6 +114,11 @@ class PostponeRouting:
             key_types = [table.table_schema.field(k).type for k in table.bucket_keys]
             self.hasher = FixedBucketAssigner(key_types, 1)
 
+    def pin(self, known: Mapping[bytes, int]) -> None:
+        """Use these partitions' bucket counts (read once by a job's driver with
+        ``known_num_buckets``) instead of reading the latest snapshot's."""
+        self._known = dict(known)
+
     def num_buckets(self, partition: bytes) -> int:
         """The real bucket count a fixed-bucket write uses in ``partition``."""
         if self._known is None:
@@ -121,6 +127,40 @@ class PostponeRouting:
 
     def total_buckets(self, partition: bytes, bucket: int) -> int:
         return POSTPONE_BUCKET if bucket == POSTPONE_BUCKET else self.num_buckets(partition)
+
+    def assign(self, data: pa.Table | pa.RecordBatch) -> npt.NDArray[np.int32]:
+        """The real bucket of every row of a fixed-bucket write, hashed among the bucket count
+        of the row's partition: what ``split`` routes each row to."""
+        assert self.hasher is not None
+        hashes = self.hasher.hashes([data.column(k) for k in self.table.bucket_keys])
+        keys = self.table.partition_keys
+        types = self.table.partition_types
+        if not keys:
+            return buckets_of(hashes, self.num_buckets(serialize_with_arity([], [])))
+        schema = self.table.arrow_schema
+        columns = [pc.cast(data.column(k), schema.field(k).type) for k in keys]
+        _, firsts, inverse = np.unique(dense_codes(columns), return_index=True, return_inverse=True)
+        counts = np.array(
+            [
+                self.num_buckets(serialize_with_arity([c[i].as_py() for c in columns], types))
+                for i in firsts.tolist()
+            ],
+            np.int64,
+        )
+        per_row = counts[inverse.reshape(-1)]
+        return np.abs(np.fmod(hashes.astype(np.int64), per_row)).astype(np.int32)
+
+    def checked(self, routes: Iterator[Route]) -> Iterator[Route]:
+        """Groups whose bucket a job's bucket stage chose (``assign``), checked to be real
+        buckets of their partition."""
+        for route in routes:
+            partition, values, bucket, _ = route
+            if not 0 <= bucket < self.num_buckets(partition):
+                raise OptionError(
+                    f"Table '{self.table.name}': bucket {bucket} given for partition {values}, "
+                    f"which has {self.num_buckets(partition)} bucket(s)."
+                )
+            yield route
 
     def split(self, data: pa.Table, by_partition: Iterator[Route]) -> Iterator[Route]:
         """Refine per-partition row groups into (partition, bucket) groups, order kept."""
