@@ -76,11 +76,15 @@ def pk_ids(rows: int, version: int) -> Any:
 
 def pk_arrow(rows: int, version: int) -> Any:
     """The rows of commit ``version`` (1 or 2) as a pyarrow Table, equal to ``pk_exprs``."""
+    return pk_rows(pk_ids(rows, version), version)
+
+
+def pk_rows(ids: Any, version: int) -> Any:
+    """``pk_exprs(version)`` over the int64 numpy keys ``ids``, as a pyarrow Table."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    ids = pk_ids(rows, version)
     n = len(PK_PARTITIONS)
     p = pa.array(PK_PARTITIONS).take(pa.array(ids % n))
     v = ((ids * _V_MUL + version * _V_VER) % _V_MOD).astype(np.float64) / float(_V_MOD)
@@ -145,6 +149,42 @@ def pk_expected(rows: int) -> dict[str, float]:
     keep = np.ones(rows, dtype=bool)
     keep[pk_ids(rows, 2)] = False
     merged = pa.concat_tables([base.filter(pa.array(keep)), upsert])
+    return pk_totals(merged)
+
+
+# --- dynamic-bucket upsert (bench/dynamic_bucket_upsert.py) --------------------------------------
+# The table holds keys 0..N-1 (version 1); the upsert writes N rows with keys N/2..3N/2-1
+# (version 2): the first N/2 exist, the other N/2 are new, spread over every partition.
+
+
+def dyn_upsert_id_expr(rows: int) -> str:
+    """Over ``spark.range(rows)``: the upserted keys, as ``dyn_ids(rows, 2)``."""
+    return f"id + {rows // 2} AS id"
+
+
+def dyn_ids(rows: int, version: int) -> Any:
+    """numpy int64 keys of the table's first commit (version 1) or of the upsert (version 2)."""
+    import numpy as np
+
+    ids = np.arange(rows, dtype=np.int64)
+    return ids if version == 1 else ids + rows // 2
+
+
+def dyn_arrow(rows: int, version: int) -> Any:
+    """The rows of commit ``version`` as a pyarrow Table, equal to ``pk_exprs(version)`` over
+    ``spark.range(rows)`` (version 2: after ``dyn_upsert_id_expr(rows)``)."""
+    return pk_rows(dyn_ids(rows, version), version)
+
+
+def dyn_expected(rows: int) -> dict[str, float]:
+    """PK_TOTALS after the first commit and the upsert, from the generator alone."""
+    import numpy as np
+    import pyarrow as pa
+
+    keep = np.ones(rows, dtype=bool)
+    upserted = dyn_ids(rows, 2)
+    keep[upserted[upserted < rows]] = False
+    merged = pa.concat_tables([dyn_arrow(rows, 1).filter(pa.array(keep)), dyn_arrow(rows, 2)])
     return pk_totals(merged)
 
 

@@ -18,6 +18,9 @@ One JSON command in, one JSON object out (on the last stdout line; Spark logs go
 - ``{"op": "pk", "rows": 2000000, "repeat": 1, "warmup": 0}``: a primary-key table (primary key
   ``p, k``, partitioned by ``p``, bucket 4, parquet zstd 1); timed: the first commit (all keys),
   the upsert commit (10% of the keys), and the merge-read (benchlib.PK_TOTALS_SQL).
+- ``{"op": "dynamic_upsert", "rows": 2000000, "repeat": 1, "warmup": 0}``: the same columns in
+  a primary-key table with no ``bucket`` option (dynamic bucket in 0.9); timed: the first
+  commit (N keys), the upsert (N rows: N/2 existing keys, N/2 new) and the merge-read.
 - ``{"op": "read_table", "warehouse": "/path", "table": "db.t"}``: reads any Paimon table (for
   interop, e.g. one paimon_pyspark wrote) and returns its columns, row count and a checksum: the
   sum over rows of ``xxhash64`` of all columns (Spark's, so pyspark 4 computes the same).
@@ -250,6 +253,63 @@ def op_pk(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def op_dynamic_upsert(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[str, Any]:
+    """bench/dynamic_bucket_upsert.py: a primary-key table with no ``bucket`` option, which
+    Paimon 0.9 makes a dynamic-bucket table (``bucket`` defaults to -1); timed: the first
+    commit (N keys), the upsert (N rows, half of them existing keys) and the merge-read."""
+    rows = int(cmd.get("rows", 2_000_000))
+    partitions = int(cmd.get("partitions", 2))
+    repeat, warmup = int(cmd.get("repeat", 1)), int(cmd.get("warmup", 0))
+    base = spark.range(0, rows, numPartitions=partitions).selectExpr(*benchlib.pk_exprs(1))
+    upsert_ids = spark.range(0, rows, numPartitions=partitions)
+    upsert = upsert_ids.selectExpr(benchlib.dyn_upsert_id_expr(rows))
+    upsert = upsert.selectExpr(*benchlib.pk_exprs(2))
+    base, upsert = base.cache(), upsert.cache()
+    base.count()
+    upsert.count()
+    steps = ("write", "upsert", "merge-read")
+    out: dict[str, Any] = {f"java dyn {s}": {"wall_s": [], "cpu_s": []} for s in steps}
+    props = {"primary-key": ",".join(benchlib.PK_PRIMARY_KEYS)}  # no bucket: dynamic
+    totals: dict[str, float] = {}
+    layout: dict[str, Any] = {}
+    try:
+        for round_no in range(warmup + repeat):
+            table = f"paimon.db.dyn{round_no}"
+            spark.sql(
+                f"CREATE TABLE {table} ({benchlib.PK_DDL_COLUMNS}) "
+                f"PARTITIONED BY ({', '.join(benchlib.PK_PARTITION_KEYS)}) "
+                f"TBLPROPERTIES ({tblproperties(props)})"
+            )
+            results = {
+                "java dyn write": timed(lambda t=table: base.writeTo(t).append()),
+                "java dyn upsert": timed(lambda t=table: upsert.writeTo(t).append()),
+                "java dyn merge-read": timed(lambda t=table: pk_totals_sql(spark.table(t))),
+            }
+            totals = results["java dyn merge-read"][2]
+            table_dir = os.path.join(warehouse, "db.db", f"dyn{round_no}")
+            layout["files"], layout["data_bytes"] = data_files(table_dir)
+            layout["buckets"] = sorted(
+                {
+                    name
+                    for _folder, dirs, _names in os.walk(table_dir)
+                    for name in dirs
+                    if name.startswith("bucket-")
+                }
+            )
+            index_dir = os.path.join(table_dir, "index")
+            layout["index_files"] = len(os.listdir(index_dir)) if os.path.isdir(index_dir) else 0
+            spark.sql(f"DROP TABLE {table}")
+            shutil.rmtree(table_dir, ignore_errors=True)
+            if round_no >= warmup:
+                for name, (wall, cpu, _) in results.items():
+                    out[name]["wall_s"].append(wall)
+                    out[name]["cpu_s"].append(cpu)
+    finally:
+        base.unpersist()
+        upsert.unpersist()
+    return {"rows": rows, "totals": totals, "table": layout, "results": out}
+
+
 def op_read_table(spark: Any, cmd: dict[str, Any]) -> dict[str, Any]:
     """Row count and an order-free checksum of any Paimon table, through the Java connector."""
     from pyspark.sql import functions as F
@@ -283,7 +343,7 @@ def main() -> int:
     try:
         cmd = json.loads(sys.stdin.read() if sys.argv[1] == "-" else sys.argv[1])
         op = cmd["op"]
-        if op not in ("append", "pk", "read_table"):
+        if op not in ("append", "pk", "dynamic_upsert", "read_table"):
             raise ValueError(f"unknown op {op!r}")
         root = tempfile.mkdtemp(prefix="java-connector-bench-", dir=cmd.get("tmpdir"))
         try:
@@ -296,6 +356,8 @@ def main() -> int:
                     result = op_append(spark, warehouse, cmd)
                 elif op == "pk":
                     result = op_pk(spark, warehouse, cmd)
+                elif op == "dynamic_upsert":
+                    result = op_dynamic_upsert(spark, warehouse, cmd)
                 else:
                     result = op_read_table(spark, cmd)
                 jvm = spark.sparkContext._jvm

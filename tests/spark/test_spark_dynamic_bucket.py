@@ -8,7 +8,6 @@ import pytest
 from pyspark.sql import SparkSession
 
 from paimon_pyspark import FileSystemCatalog, Schema
-from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.spark import write
 
 pytestmark = pytest.mark.slow
@@ -70,12 +69,3 @@ def test_format_paimon_refuses_dynamic_bucket_tables(
         df.write.format("paimon").option("warehouse", warehouse).option("table", "db.t").mode(
             "append"
         ).save()
-
-
-def test_spark_write_refuses_cross_partition_tables(
-    spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
-) -> None:
-    _create(catalog, ["pk"])
-    df = spark.range(0, 10).selectExpr("id as pk", "'x' as v", "id % 2 as pt")
-    with pytest.raises(UnsupportedOptionError, match="cross-partition upsert"):
-        write(df, warehouse, "db.t")

@@ -106,31 +106,50 @@ class PartitionIndex:
         is_mine: Callable[[int], bool],
         max_buckets: int,
     ) -> I32:
-        """The bucket of every row hash, new hashes added to the index (Java's assign)."""
-        pos = np.searchsorted(self.hashes, hashes)
-        if len(self.hashes):
-            clipped = np.minimum(pos, len(self.hashes) - 1)
-            known = (pos < len(self.hashes)) & (self.hashes[clipped] == hashes)
+        """The bucket of every row hash, new hashes added to the index (Java's assign).
+
+        The batch's hashes are sorted once, so the lookup walks the index in order (a random
+        ``searchsorted`` over a large index is cache-bound) and the new hashes come out sorted,
+        ready to be inserted; they get their buckets in order of first arrival.
+        """
+        order = np.argsort(hashes)
+        ordered = hashes[order]
+        pos = np.searchsorted(self.hashes, ordered)
+        size = len(self.hashes)
+        if size:
+            clipped = np.minimum(pos, size - 1)
+            known = (pos < size) & (self.hashes[clipped] == ordered)
         else:
+            clipped = pos
             known = np.zeros(len(hashes), bool)
+        out = np.empty(len(hashes), np.int32)
+        out[known] = self.buckets[clipped[known]]
         if not known.all():
-            fresh, first = np.unique(hashes[~known], return_index=True)
-            in_order = fresh[np.argsort(first, kind="stable")]
+            unknown = ~known
+            new_hashes = ordered[unknown]
+            starts = np.ones(len(new_hashes), bool)
+            starts[1:] = new_hashes[1:] != new_hashes[:-1]
+            fresh = new_hashes[starts]
+            group = np.cumsum(starts) - 1
+            first_arrival = np.minimum.reduceat(order[unknown], np.flatnonzero(starts))
+            rank = np.argsort(first_arrival, kind="stable")
             if self.upper_bound_reached:
-                rng = np.random.default_rng()
                 existing = np.array(sorted(self.counts), np.int32)
-                new_buckets = rng.choice(existing, len(in_order)).astype(np.int32)
+                in_order = np.random.default_rng().choice(existing, len(fresh)).astype(np.int32)
             else:
-                new_buckets, reached = deal_new_keys(
-                    len(in_order), self.counts, target, is_mine, max_buckets
+                in_order, reached = deal_new_keys(
+                    len(fresh), self.counts, target, is_mine, max_buckets
                 )
                 self.upper_bound_reached = reached
-            merged_h = np.concatenate([self.hashes, in_order])
-            merged_b = np.concatenate([self.buckets, new_buckets])
-            order = np.argsort(merged_h, kind="stable")
-            self.hashes, self.buckets = merged_h[order], merged_b[order]
-            pos = np.searchsorted(self.hashes, hashes)
-        return self.buckets[pos]
+            fresh_buckets = np.empty(len(fresh), np.int32)
+            fresh_buckets[rank] = in_order
+            out[unknown] = fresh_buckets[group]
+            at = np.searchsorted(self.hashes, fresh)
+            self.hashes = np.insert(self.hashes, at, fresh)
+            self.buckets = np.insert(self.buckets, at, fresh_buckets)
+        result = np.empty(len(hashes), np.int32)
+        result[order] = out
+        return result
 
 
 class HashBucketAssigner:
@@ -194,5 +213,9 @@ class HashBucketAssigner:
         b = np.concatenate(parts_b)
         # a hash in two files (two writers of one bucket set): the later file wins, as in Java
         h_rev, b_rev = h[::-1], b[::-1]
-        uniq, first = np.unique(h_rev, return_index=True)
-        return PartitionIndex(uniq.astype(np.int32), b_rev[first].astype(np.int32), counts)
+        order = np.argsort(h_rev, kind="stable")  # one sort: np.unique hashes, which is slower
+        h_sorted = h_rev[order]
+        first = np.ones(len(h_sorted), bool)
+        first[1:] = h_sorted[1:] != h_sorted[:-1]
+        uniq = h_sorted[first].astype(np.int32)
+        return PartitionIndex(uniq, b_rev[order[first]].astype(np.int32), counts)

@@ -18,7 +18,7 @@ import os
 import pickle
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
@@ -78,12 +78,16 @@ class WriteJob:
     """``shared_buckets``: tasks are not one per bucket (the Data Source door), so the tasks of a
     primary-key table take interleaved sequence numbers, ``base + k * stride + partition id``:
     records of one bucket never share a sequence number, whichever tasks wrote them, and a
-    retried or speculative attempt of a task reuses that task's numbers."""
+    retried or speculative attempt of a task reuses that task's numbers.
+
+    ``postpone_buckets``: a postpone table's fixed-bucket write, the bucket count of every
+    partition that has real buckets as the driver read them once; tasks route with these."""
 
     ref: TableRef
     commit_user: str = field(default_factory=lambda: str(uuid.uuid4()))
     shared_buckets: bool = False
     overwrite: Overwrite | None = None
+    postpone_buckets: Mapping[bytes, int] | None = None
 
     def staging_dir(self, table: FileStoreTable) -> str:
         return os.path.join(table.path, STAGING_DIR, self.commit_user)
@@ -91,11 +95,15 @@ class WriteJob:
     # --- on executors --------------------------------------------------------------------
 
     def write_task(
-        self, batches: Iterable[pa.RecordBatch], bucket_column: str | None = None
+        self,
+        batches: Iterable[pa.RecordBatch],
+        bucket_column: str | None = None,
+        kind_column: str | None = None,
     ) -> TaskResult:
         """Write every batch of one task; on any failure the task's files are removed.
 
-        ``bucket_column``: the rows' buckets, chosen by an assigner stage (dynamic buckets).
+        ``bucket_column``: the rows' buckets, chosen by an assigner stage (dynamic buckets);
+        ``kind_column``: their row kinds (int8), as a cross-partition assigner left them.
         """
         table = self.ref.load()
 
@@ -104,10 +112,16 @@ class WriteJob:
                 write.write_arrow(data)
                 return
             buckets = data.column(bucket_column).to_numpy()
-            write.write_arrow(data.drop_columns([bucket_column]), buckets)
+            kinds = None
+            if kind_column is not None:
+                kinds = data.column(kind_column).to_numpy(zero_copy_only=False)
+                data = data.drop_columns([kind_column])
+            write.write_arrow(data.drop_columns([bucket_column]), buckets, kinds)
 
         builder = BatchWriteBuilder(table, self.commit_user, self.overwrite)
         with builder.new_write(self._sequence_slot(table)) as write:
+            if self.postpone_buckets is not None:
+                write.pin_postpone_buckets(self.postpone_buckets)
             pending: list[pa.RecordBatch] = []
             rows = 0
             for batch in batches:

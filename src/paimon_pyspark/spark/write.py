@@ -4,33 +4,49 @@ Mirrors the shape of Paimon's Spark writer (PaimonSparkWriter): for fixed-bucket
 bucket is computed vectorized on the executors, rows are repartitioned by (partition, bucket) so
 that one task writes each bucket, tasks write with mapInArrow and return commit messages, and the
 driver commits once. Bucket-unaware tables need no shuffle: every task writes its own files.
+Postpone-bucket tables are written as bucket-unaware ones (into postpone files), or, with
+``postpone.batch-write-fixed-bucket``, as fixed-bucket ones with each partition's bucket count.
+Dynamic-bucket and cross-partition tables first go through assigner tasks, shuffled by key
+(``_plan_dynamic``, ``_plan_cross_partition``).
 """
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
+from pyspark.sql.types import BinaryType, ByteType, IntegerType, StructField, StructType
 
 from paimon_pyspark.bucket.dynamic import key_assigner
-from paimon_pyspark.bucket.fixed import FixedBucketAssigner
+from paimon_pyspark.bucket.fixed import FixedBucketAssigner, hash_rows
 from paimon_pyspark.errors import OptionError, UnsupportedOptionError
+from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
+from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.tables import OVERWRITE_PARTITION, ensure_table, plan_overwrite
+from paimon_pyspark.spec.key_value import VALUE_KIND
 from paimon_pyspark.table.file_store_table import (
     CROSS_PARTITION,
     HASH_DYNAMIC,
     HASH_FIXED,
+    POSTPONE,
     FileStoreTable,
 )
-from paimon_pyspark.write.dynamic import DynamicBucketWrite
+from paimon_pyspark.write.dynamic import (
+    DynamicBucketWrite,
+    bootstrap_splits,
+    new_global_assigner,
+)
+from paimon_pyspark.write.postpone import PostponeRouting, known_num_buckets
+from paimon_pyspark.write.table_write import TableWrite
 
 BUCKET_COLUMN = "_paimon_bucket"
 ASSIGNER_COLUMN = "_paimon_assigner"
+BOOTSTRAP_COLUMN = "_paimon_bootstrap_bucket"
 MAX_BYTES_PER_BATCH = "spark.sql.execution.arrow.maxBytesPerBatch"
 
 
@@ -65,7 +81,7 @@ def write(
     opts = {k: str(v) for k, v in raw.items()}
     ref, loaded = ensure_table(warehouse, table, df.schema, opts)
     plan = plan_overwrite(loaded, spec) if mode == "overwrite" else None
-    job = WriteJob(ref, overwrite=plan)
+    job = WriteJob(ref, overwrite=plan, postpone_buckets=postpone_bucket_counts(loaded))
     written = _plan(df, loaded, job)
     conf = df.sparkSession.conf
     # Spark's per-row Arrow size check halves the write's speed; batches stay bounded by
@@ -109,12 +125,10 @@ def _plan(df: DataFrame, table: FileStoreTable, job: WriteJob) -> DataFrame:
         return shuffled.mapInArrow(_write_fn(job, drop_bucket=True), result_schema)
     if table.bucket_mode == HASH_DYNAMIC:
         return _plan_dynamic(df, table, job, result_schema)
+    if table.bucket_mode == POSTPONE:
+        return _plan_postpone(df, table, job, result_schema)
     if table.bucket_mode == CROSS_PARTITION:
-        raise UnsupportedOptionError(
-            f"Table '{table.name}': cross-partition upsert (bucket = -1, primary key without "
-            "every partition key) is written by the Python API (TableWrite) only, not yet "
-            "from Spark."
-        )
+        return _plan_cross_partition(df, table, job, result_schema)
     if table.bucket_mode != "BUCKET_UNAWARE":
         raise UnsupportedOptionError(
             f"Table '{table.name}': bucket mode {table.bucket_mode} is not supported yet."
@@ -189,6 +203,137 @@ def _plan_dynamic(
     return shuffled.mapInArrow(write_task, result_schema)
 
 
+def _plan_cross_partition(
+    df: DataFrame, table: FileStoreTable, job: WriteJob, result_schema: StructType
+) -> DataFrame:
+    """Java's KEY_DYNAMIC topology: bootstrap + input -> shuffle by key hash -> global index
+    assigners -> shuffle by (partition, bucket) -> writers.
+
+    The bootstrap reads the live keys of the snapshot the write starts on, one task per split
+    (key columns only; the split gives partition and bucket; splits outside
+    ``cross-partition-upsert.index-ttl`` are left out), and unions them, tagged with their
+    bucket, with the incoming rows, tagged -1 (already aligned to the table, with their row
+    kind). Both are routed to ``n`` assigners by ``|key hash % n|``, so each key's old places
+    and new rows meet in one task. Assigner ``i`` loads its keys into a GlobalIndexAssigner
+    that opens only buckets ``b`` with ``b % n == i`` (so two assigners never fill one bucket),
+    then routes its new rows as the core write does: -D records for keys leaving a partition
+    (deduplicate), rows sent to the key's old partition (partial-update, aggregation), rows
+    dropped (first-row). The routed rows carry their bucket and row kind to the writers.
+    Java routes by the hash of the whole primary key; we hash the key the index holds (the
+    trimmed primary key), which keeps every row of a key with one assigner all the same.
+    """
+    if job.overwrite is not None:
+        raise UnsupportedOptionError(
+            f"Table '{table.name}': overwriting a cross-partition upsert table (bucket = -1, "
+            "primary key without every partition key) is not supported by paimon_pyspark yet."
+        )
+    new_global_assigner(table)  # a merge engine the key index cannot serve fails on the driver
+    spark = df.sparkSession
+    o = table.options
+    n = max(1, o.dynamic_bucket_assigner_parallelism or spark.sparkContext.defaultParallelism)
+    ref = job.ref
+    commit_user = job.commit_user
+    keys = table.table_schema.trimmed_primary_keys()
+    key_types = [table.table_schema.field(k).type for k in keys]
+    part_keys = table.partition_keys
+    located = list(dict.fromkeys([*keys, *part_keys]))  # what a bootstrap row carries
+    names = table.arrow_schema.names
+    loose = [StructField(f.name, f.dataType, True) for f in spark_schema(table).fields]
+    kind = StructField(VALUE_KIND, ByteType(), True)
+    routed_schema = StructType(
+        [
+            *loose,
+            kind,
+            StructField(BOOTSTRAP_COLUMN, IntegerType(), False),
+            StructField(ASSIGNER_COLUMN, IntegerType(), False),
+        ]
+    )
+    assigned_schema = StructType([*loose, kind, StructField(BUCKET_COLUMN, IntegerType(), False)])
+    routed_arrow = spark_arrow_schema(routed_schema)
+    assigned_arrow = spark_arrow_schema(assigned_schema)
+    table_arrow = pa.schema([f.with_nullable(True) for f in table.arrow_schema])
+    kind_field = pa.field(VALUE_KIND, pa.int8())
+
+    def routed(data: pa.Table, bootstrap_bucket: int) -> Iterator[pa.RecordBatch]:
+        ids = key_assigner(hash_rows([data.column(k) for k in keys], key_types), n)
+        tags = np.full(data.num_rows, bootstrap_bucket, np.int32)
+        data = data.append_column(BOOTSTRAP_COLUMN, pa.array(tags))
+        data = data.append_column(ASSIGNER_COLUMN, pa.array(ids))
+        yield from data.cast(routed_arrow).to_batches()
+
+    def tag_new(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        with TableWrite(ref.load(), commit_user) as tw:  # aligns and adds row kinds only
+            for batch in batches:
+                yield from routed(tw.rows_with_kinds(pa.Table.from_batches([batch])), -1)
+
+    snapshot = table.snapshot_manager.latest()
+    incoming = df.mapInArrow(tag_new, routed_schema)
+    splits = [] if snapshot is None else bootstrap_splits(table, snapshot)
+    if splits:
+        snapshot_id = str(snapshot.id) if snapshot is not None else ""
+
+        def read_keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            pinned = ref.load().copy({"scan.snapshot-id": snapshot_id})
+            read = pinned.new_read_builder().with_projection(keys).new_read()
+            for batch in batches:
+                for blob in batch.column(0).to_pylist():
+                    split: DataSplit = pickle.loads(blob)
+                    rows = read.to_arrow([split])
+                    m = rows.num_rows
+                    values = dict(zip(part_keys, split.partition_values, strict=True))
+                    columns = [
+                        rows.column(f.name)
+                        if f.name in keys
+                        else pa.repeat(pa.scalar(values[f.name], f.type), m)
+                        if f.name in values
+                        else pa.nulls(m, f.type)
+                        for f in table_arrow
+                    ]
+                    data = pa.Table.from_arrays(columns, schema=table_arrow)
+                    data = data.append_column(VALUE_KIND, pa.nulls(m, pa.int8()))
+                    yield from routed(data, split.bucket)
+
+        payloads = [(pickle.dumps(s),) for s in splits]
+        split_rows = spark.sparkContext.parallelize(payloads, len(payloads))
+        split_df = spark.createDataFrame(
+            split_rows, StructType([StructField("split", BinaryType(), False)])
+        )
+        incoming = split_df.mapInArrow(read_keys, routed_schema).union(incoming)
+
+    def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        got = list(batches)  # every bootstrap key must be in before a row is routed
+        if not got:
+            return
+        loaded = ref.load()
+        rows = pa.Table.from_batches(got)
+        ids = rows.column(ASSIGNER_COLUMN).to_numpy()
+        tags = rows.column(BOOTSTRAP_COLUMN).to_numpy()
+        data = rows.select([*names, VALUE_KIND]).cast(table_arrow.append(kind_field))
+        for i in np.unique(ids).tolist():
+            assigner = new_global_assigner(loaded, n, i)
+            live = np.flatnonzero((ids == i) & (tags >= 0))
+            if len(live):
+                assigner.bootstrap_rows(data.take(live).select(located), tags[live])
+            new = np.flatnonzero((ids == i) & (tags < 0))
+            if len(new):
+                out, buckets = assigner.process(data.take(new))
+                out = out.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
+                yield from out.cast(assigned_arrow).to_batches()
+
+    by_key = incoming.repartition(n, ASSIGNER_COLUMN)
+    assigned = by_key.mapInArrow(assign, assigned_schema)
+    shuffled = assigned.repartition(*part_keys, BUCKET_COLUMN)
+
+    def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        result = job.write_task(batches, bucket_column=BUCKET_COLUMN, kind_column=VALUE_KIND)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([result.to_bytes()], pa.binary())],
+            schema=pa.schema([pa.field("record", pa.binary(), nullable=False)]),
+        )
+
+    return shuffled.mapInArrow(write_task, result_schema)
+
+
 def _bucket_fn(ref: TableRef, bucket_keys: list[str]) -> Any:
     def add_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = ref.load()
@@ -214,3 +359,48 @@ def _write_fn(job: WriteJob, drop_bucket: bool) -> Any:
         )
 
     return write_task
+
+
+def postpone_bucket_counts(table: FileStoreTable) -> dict[bytes, int] | None:
+    """A postpone table's fixed-bucket write: the bucket count of every partition with real
+    buckets in the latest snapshot, read once on the driver (PostponeUtils.getKnownNumBuckets).
+    None for any other write."""
+    if table.bucket_mode != POSTPONE or not table.options.postpone_batch_write_fixed_bucket:
+        return None
+    return known_num_buckets(table, table.snapshot_manager.latest())
+
+
+def _plan_postpone(
+    df: DataFrame, table: FileStoreTable, job: WriteJob, result_schema: StructType
+) -> DataFrame:
+    """Postpone-bucket tables (write/postpone.py). Without ``postpone.batch-write-fixed-bucket``
+    every task appends its rows to postpone files, with no shuffle. With it (Java's default),
+    as a fixed-bucket table: each row's real bucket is hashed on the executors among its
+    partition's bucket count (the driver's ``job.postpone_buckets``, else
+    ``postpone.default-bucket-num``), rows are shuffled by (partition, bucket) and each bucket
+    is written by one task, with contiguous sequence numbers."""
+    counts = job.postpone_buckets
+    if counts is None:
+        return df.mapInArrow(_write_fn(job, drop_bucket=False), result_schema)
+    ref = job.ref
+
+    def add_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        routing = PostponeRouting(ref.load(), fixed=True)
+        routing.pin(counts)
+        for batch in batches:
+            buckets = pa.array(routing.assign(batch))
+            yield batch.append_column(pa.field(BUCKET_COLUMN, pa.int32(), False), buckets)
+
+    def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        result = job.write_task(batches, bucket_column=BUCKET_COLUMN)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array([result.to_bytes()], pa.binary())],
+            schema=pa.schema([pa.field("record", pa.binary(), nullable=False)]),
+        )
+
+    with_bucket = df.mapInArrow(
+        add_bucket,
+        StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType(), False)]),
+    )
+    shuffled = with_bucket.repartition(*table.partition_keys, BUCKET_COLUMN)
+    return shuffled.mapInArrow(write_task, result_schema)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
@@ -155,18 +155,45 @@ class TableWrite:
 
     # --- public API ----------------------------------------------------------------------------
 
-    def write_arrow(self, table: pa.Table, buckets: npt.ArrayLike | None = None) -> None:
-        """Write ``table``; ``buckets`` (one per row, dynamic-bucket tables only) is Java's
-        ``write(row, bucket)``: rows whose bucket an assigner stage already chose."""
+    def write_arrow(
+        self,
+        table: pa.Table,
+        buckets: npt.ArrayLike | None = None,
+        row_kinds: npt.ArrayLike | None = None,
+    ) -> None:
+        """Write ``table``; ``buckets`` (one per row; dynamic-bucket tables, and postpone tables
+        with ``postpone.batch-write-fixed-bucket``) is Java's ``write(row, bucket)``: rows whose
+        bucket an assigner stage already chose.
+        ``row_kinds`` (one int8 per row, primary-key tables): the kinds that stage left the
+        rows with (the -D records of keys that changed partition included), taken as they are
+        instead of ``rowkind.field``."""
         data = self._align(table)
-        if self.primary_key:
+        if row_kinds is not None and self.primary_key:
+            data = data.append_column(VALUE_KIND, pa.array(np.asarray(row_kinds, np.int8)))
+        elif self.primary_key:
             data = self._with_row_kinds(data)
-        if buckets is not None and self.dynamic is None:
+        given_ok = self.dynamic is not None or (self.postpone is not None and self.postpone.fixed)
+        if buckets is not None and not given_ok:
             raise OptionError(
                 f"Table '{self.table.name}': buckets are given only for bucket = -1 "
-                "primary-key tables; this table assigns its own."
+                "primary-key tables and fixed-bucket writes of postpone tables; this write "
+                "assigns its own."
             )
         self._write_aligned(data, None if buckets is None else np.asarray(buckets, np.int32))
+
+    def pin_postpone_buckets(self, known: Mapping[bytes, int]) -> None:
+        """Postpone tables: route fixed-bucket writes with these partitions' bucket counts (a
+        job driver's ``known_num_buckets``) instead of the latest snapshot's; a partition
+        missing from ``known`` gets ``postpone.default-bucket-num``."""
+        if self.postpone is None:
+            raise OptionError(f"Table '{self.table.name}' is not a postpone-bucket table.")
+        self.postpone.pin(known)
+
+    def rows_with_kinds(self, table: pa.Table) -> pa.Table:
+        """``table`` aligned to the schema, with its ``_VALUE_KIND`` column if the table has a
+        primary key (retractions dropped under ignore-delete): the rows a write would route."""
+        data = self._align(table)
+        return self._with_row_kinds(data) if self.primary_key else data
 
     def delete_arrow(self, table: pa.Table) -> None:
         """Write ``table``'s rows as -D records of a primary-key table (whatever their kind)."""
@@ -192,8 +219,10 @@ class TableWrite:
             if data.num_rows == 0:  # first-row cross-partition: every row kept the old key
                 return
         routes = self._route(data, buckets)
-        if self.postpone is not None:
+        if self.postpone is not None and buckets is None:
             routes = self.postpone.split(data, routes)
+        elif self.postpone is not None:
+            routes = self.postpone.checked(routes)
         for partition, values, bucket, indices in routes:
             if self.dynamic is not None:
                 self.dynamic.track(partition, bucket, indices)
