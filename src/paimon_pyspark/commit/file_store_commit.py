@@ -9,7 +9,9 @@ Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotComm
               [after an uncertain failure: a snapshot of ours with this identifier? -> done]
               [overwrite: other writers' commits since the overwrite was planned must not
                touch the replaced partitions; DELETE every live file of them in latest]
-              conflict check when files are removed: every DELETE must hit a live file
+              conflict check (COMPACT, OVERWRITE, an APPEND removing files, or asked for;
+               commit/conflict_detection.py): one bucket count per partition (not for
+               OVERWRITE), every DELETE hits a live file, PK levels >= 1 stay sorted runs
               base list  = latest's base + delta manifests, small ones merged
               delta list = a manifest with this commit's entries
               [index changes: index manifest = previous entries combined with them]
@@ -30,6 +32,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from paimon_pyspark.commit.conflict_detection import ConflictDetection
 from paimon_pyspark.commit.overwrite import (
     Overwrite,
     PartitionFilter,
@@ -95,6 +98,11 @@ class FileStoreCommit:
         self.schemas = schemas
         self.manifests = manifests
         self.index_files = IndexFileHandler(manifests.file_io, settings.table_path, manifests.codec)
+        self.conflicts = ConflictDetection(
+            settings.table_name, commit_user, settings.key_types, self._partition_text
+        )
+        self.append_commit_check_conflict = False
+        """Check APPEND commits for conflicts too (Java's ``appendCommitCheckConflict``)."""
 
     def filter_committed(self, identifiers: Sequence[int]) -> list[int]:
         """The identifiers this commit user has not committed yet (Java's filterCommitted).
@@ -115,9 +123,18 @@ class FileStoreCommit:
         return [i for i in identifiers if i > latest.commit_identifier]
 
     def commit(
-        self, messages: Sequence[CommitMessage], identifier: int = BATCH_COMMIT_IDENTIFIER
+        self,
+        messages: Sequence[CommitMessage],
+        identifier: int = BATCH_COMMIT_IDENTIFIER,
+        check_append_files: bool = False,
     ) -> list[int]:
-        """Commit ``messages``; returns the ids of the snapshots created (none if empty)."""
+        """Commit ``messages``; returns the ids of the snapshots created (none if empty).
+
+        As Java's ``commit(committable, checkAppendFiles)``: the COMPACT snapshot is always
+        checked for conflicts; the APPEND one only with ``check_append_files`` (a recovering
+        ``filter_and_commit``), ``append_commit_check_conflict``, or when it removes files or
+        carries deletion vectors, which also makes it an OVERWRITE snapshot.
+        """
         append, compact, append_index, compact_index = self._collect(messages)
         created = []
         if append or append_index:
@@ -125,10 +142,9 @@ class FileStoreCommit:
                 e.index_file.index_type == DELETION_VECTORS_INDEX for e in append_index
             )
             kind = OVERWRITE if has_delete else APPEND
+            check = check_append_files or self.append_commit_check_conflict or has_delete
             created.append(
-                self._try_commit(
-                    lambda _: append, kind, identifier, has_delete, lambda _: append_index
-                )
+                self._try_commit(lambda _: append, kind, identifier, check, lambda _: append_index)
             )
         if compact or compact_index:
             created.append(
@@ -408,8 +424,8 @@ class FileStoreCommit:
         schema = self.schemas.latest()
         schema_id = schema.id if schema is not None else 0
         base_metas = self.manifests.data_manifests(latest) if latest is not None else []
-        if check:
-            self._check_conflicts(delta, base_metas, latest)
+        if check and latest is not None:  # as Java: nothing to conflict with on a new table
+            self._check_conflicts(delta, base_metas, latest, kind)
         else:
             merge_entries(delta)  # a delta alone must be consistent
 
@@ -470,16 +486,13 @@ class FileStoreCommit:
         self,
         delta: list[ManifestEntry],
         base_metas: list[mf.ManifestFileMeta],
-        latest: Snapshot | None,
+        latest: Snapshot,
+        kind: str,
     ) -> None:
-        """Every file this commit removes must still be live (Java's file deletion check)."""
+        """Java's ConflictDetection.checkConflicts (commit/conflict_detection.py) against the
+        live files of the partitions this commit changes in ``latest``."""
         partitions = {e.partition for e in delta}
-        base = [e for e in self.manifests.read_entries(base_metas) if e.partition in partitions]
-        merged = merge_entries(base + delta)
-        for e in merged:
-            if e.kind == mf.KIND_DELETE:
-                raise CommitConflictError(
-                    f"Table '{self.settings.table_name}': file deletion conflicts detected! "
-                    f"File {e.file.file_name} was already removed by a concurrent commit "
-                    f"(snapshot {latest.id if latest else 0}). Give up committing."
-                )
+        base = merge_entries(
+            e for e in self.manifests.read_entries(base_metas) if e.partition in partitions
+        )
+        self.conflicts.check_conflicts(latest.id, latest.commit_user, base, delta, kind)

@@ -31,12 +31,13 @@ import datetime as dt
 import decimal
 import itertools
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from paimon_pyspark.commit.conflict_detection import key_order
 from paimon_pyspark.errors import PaimonError, PartitionSpecError
 from paimon_pyspark.spec.binary_row import deserialize_row, deserialize_with_arity, serialize_row
 from paimon_pyspark.spec.manifest import ManifestEntry
@@ -232,7 +233,7 @@ def upgrade_for_overwrite(
     """
     if any(e.file.level > 0 or e.bucket < 0 for e in entries):
         return entries
-    order = _key_order(key_types)
+    order = key_order(key_types)
     buckets: dict[tuple[bytes, int], list[ManifestEntry]] = {}
     for e in entries:
         buckets.setdefault((e.partition, e.bucket), []).append(e)
@@ -252,14 +253,3 @@ def upgrade_for_overwrite(
                 for e in ranked
             ]
     return out
-
-
-def _key_order(key_types: Sequence[DataType]) -> Callable[[bytes], tuple[Any, ...]]:
-    """Serialized keys ordered field by field, nulls first, as Java's key comparator orders."""
-    types = [t.copy(nullable=True) for t in key_types]
-
-    def order(row: bytes) -> tuple[Any, ...]:
-        values = deserialize_with_arity(row, types)
-        return tuple((False, 0) if v is None else (True, v) for v in values)
-
-    return order

@@ -35,6 +35,17 @@ class TableCommit:
         self.commit_user = commit_user
         self.overwrite = overwrite
         self._committed = False
+        self._append_check = False
+
+    def append_commit_check_conflict(self, check: bool = True) -> TableCommit:
+        """Check APPEND commits for conflicts too (Java's ``appendCommitCheckConflict``).
+
+        By default, as in Java, only compactions, overwrites and appends that remove files
+        are checked; with this, a plain append also fails with CommitConflictError when its
+        bucket count differs from the partition's (a writer planned before a rescale).
+        """
+        self._append_check = check
+        return self
 
     def commit(
         self, commit_messages: Sequence[CommitMessage], commit_identifier: int | None = None
@@ -70,11 +81,16 @@ class TableCommit:
         return ids
 
     def _commit(
-        self, store_commit: FileStoreCommit, messages: Sequence[CommitMessage], identifier: int
+        self,
+        store_commit: FileStoreCommit,
+        messages: Sequence[CommitMessage],
+        identifier: int,
+        check_append_files: bool = False,
     ) -> list[int]:
         if self.overwrite is not None:
             return store_commit.overwrite(messages, self.overwrite, identifier)
-        return store_commit.commit(messages, identifier)
+        store_commit.append_commit_check_conflict = self._append_check
+        return store_commit.commit(messages, identifier, check_append_files)
 
     def _is_batch_retry(self, messages: Sequence[CommitMessage]) -> bool:
         """True when a batch commit of this user already put exactly these files in the table.
@@ -124,7 +140,8 @@ class TableCommit:
         """Commit, in identifier order, those commits this user has not committed yet.
 
         Java's filterAndCommit, used by a driver recovering a list of pending commits; returns
-        how many were committed. Every message is checked before anything is committed.
+        how many were committed. Every message is checked before anything is committed, and,
+        as in Java, appends are checked for conflicts like compactions (``checkAppendFiles``).
         """
         pending = self.filter_committed(list(messages_by_identifier))
         if self.overwrite is not None and len(pending) > 1:
@@ -137,7 +154,7 @@ class TableCommit:
             self._check_files_exist(messages_by_identifier[identifier])
         store_commit = self._store_commit()
         for identifier in pending:
-            self._commit(store_commit, messages_by_identifier[identifier], identifier)
+            self._commit(store_commit, messages_by_identifier[identifier], identifier, True)
         return len(pending)
 
     def abort(self, commit_messages: Sequence[CommitMessage]) -> None:
