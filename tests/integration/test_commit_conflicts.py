@@ -232,3 +232,28 @@ def test_ordinary_workloads_still_commit(catalog: FileSystemCatalog) -> None:
     latest = postpone.snapshot_manager.latest()
     assert latest is not None
     assert {e.total_buckets for e in postpone.manifest_io.live_entries(latest)} == {3}
+
+
+def test_a_commit_user_moving_its_own_file_up_is_not_taken_for_a_retry(
+    catalog: FileSystemCatalog,
+) -> None:
+    table = make(catalog, "upgrade", {"bucket": "1", "write-only": "true"})
+    builder = table.new_batch_write_builder(commit_user="driver")
+    with builder.new_write() as write:
+        write.write_arrow(rows(range(10)))
+        messages = write.prepare_commit()
+    builder.new_commit().commit(messages)
+    (message,) = messages
+    (written,) = message.new_files
+    upgraded = replace(written, level=5)
+    move_up = CommitMessage(
+        message.partition,
+        message.bucket,
+        message.total_buckets,
+        compact_increment=CompactIncrement(compact_before=(written,), compact_after=(upgraded,)),
+    )
+    assert TableCommit(table, "driver").commit([move_up]) == [2]
+    live = table.manifest_io.live_entries(table.snapshot_manager.latest())
+    assert [(e.file.file_name, e.file.level) for e in live] == [(written.file_name, 5)]
+    assert TableCommit(table, "driver").commit([move_up]) == []  # now a retry: nothing added
+    assert sort_rows(read_all(table)) == sort_rows(rows(range(10)))

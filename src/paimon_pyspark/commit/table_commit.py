@@ -104,14 +104,22 @@ class TableCommit:
         latest = sm.latest()
         assert latest is not None
         live = {
-            (e.partition, e.bucket, e.file.file_name)
+            (e.partition, e.bucket, e.file.file_name, e.file.level)
             for e in self.table.manifest_io.live_entries(latest)
         }
-        ours = [
-            (m.partition, m.bucket, f.file_name)
+        # What these messages leave live, by level: a compaction that only moves a file up keeps
+        # its name, so a name alone would mistake a new commit for a retry of an old one.
+        added = {
+            (m.partition, m.bucket, f.file_name, f.level)
             for m in messages
             for f in m.data_increment.new_files + m.compact_increment.compact_after
-        ]
+        }
+        removed = {
+            (m.partition, m.bucket, f.file_name, f.level)
+            for m in messages
+            for f in m.data_increment.deleted_files + m.compact_increment.compact_before
+        }
+        ours = sorted(added - removed)
         present = sum(1 for key in ours if key in live)
         if ours and present == len(ours):
             return True
