@@ -17,7 +17,7 @@ from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
 from paimon_pyspark.commit.table_commit import TableCommit
 from paimon_pyspark.compact.plan import plan_compaction, run_task
 from paimon_pyspark.compact.postpone import rescaled_table
-from paimon_pyspark.errors import CommitConflictError
+from paimon_pyspark.errors import CommitConflictError, PaimonError
 from paimon_pyspark.procedures import compact, rescale
 from paimon_pyspark.spec.binary_row import serialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
@@ -257,3 +257,16 @@ def test_a_commit_user_moving_its_own_file_up_is_not_taken_for_a_retry(
     assert [(e.file.file_name, e.file.level) for e in live] == [(written.file_name, 5)]
     assert TableCommit(table, "driver").commit([move_up]) == []  # now a retry: nothing added
     assert sort_rows(read_all(table)) == sort_rows(rows(range(10)))
+
+
+def test_a_writer_checks_the_bucket_count_of_the_buckets_it_writes_only(
+    catalog: FileSystemCatalog,
+) -> None:
+    table = make(catalog, "t", {"bucket": "1"})
+    write_commit(table, rows(range(0, 10)))
+    assert rescale(catalog, "db.t", bucket_num=2, partition="dt=a") is not None
+    write_commit(table, rows(range(0, 10), "b", dt="b"))  # another partition: still 1 bucket
+    with pytest.raises(PaimonError, match=r"try to write dt=a with a new bucket num 1, but"):
+        write_commit(table, rows(range(0, 3), "again"))
+    expected = rows(range(0, 10)).to_pylist() + rows(range(0, 10), "b", dt="b").to_pylist()
+    assert sort_rows(read_all(table)) == sort_rows(pa.Table.from_pylist(expected, SCHEMA))

@@ -142,6 +142,7 @@ class TableWrite:
         self._pending: dict[tuple[bytes, int], Future[None]] = {}
         self._pool = ThreadPoolExecutor(max_workers=_WRITE_THREADS)
         self._restored: dict[tuple[bytes, int], int] | None = None
+        self._bucket_totals: dict[tuple[bytes, int], int] = {}
         self.compact_at_commit = (
             (self.fixed or self.dynamic is not None)
             and self.primary_key
@@ -464,6 +465,15 @@ class TableWrite:
             return 0
         if self._restored is None:
             self._restored = self._restore()
+        previous = self._bucket_totals.get(key)
+        if self.fixed and previous is not None and previous != self.num_buckets:
+            values = deserialize_with_arity(key[0], self.table.partition_types)
+            where = self.table.partition_rel_path(values) or "the table"
+            raise PaimonError(
+                f"Table '{self.table.name}': try to write {where} with a new bucket num "
+                f"{self.num_buckets}, but the previous bucket num is {previous}. Please switch "
+                "to batch mode and INSERT OVERWRITE (or rescale) to change the bucket layout."
+            )
         return self._restored.get(key, -1) + 1
 
     def _restore(self) -> dict[tuple[bytes, int], int]:
@@ -474,13 +484,9 @@ class TableWrite:
         for e in self.table.manifest_io.live_entries(snapshot):
             if e.kind != mf.KIND_ADD:
                 continue
-            if self.fixed and e.total_buckets > 0 and e.total_buckets != self.num_buckets:
-                raise PaimonError(
-                    f"Table '{self.table.name}': try to write a partition with a new bucket "
-                    f"num {self.num_buckets}, but the previous bucket num is {e.total_buckets}. "
-                    "Please switch to batch mode and INSERT OVERWRITE to rescale."
-                )
             k = (e.partition, e.bucket)
+            if e.total_buckets > 0:  # checked per bucket written, as Java's writer does
+                self._bucket_totals[k] = e.total_buckets
             max_seq[k] = max(max_seq.get(k, -1), e.file.max_sequence_number)
             if self.compact_at_commit:
                 self._live_files.setdefault(k, []).append(e.file)
