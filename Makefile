@@ -72,6 +72,8 @@ bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp bench-java
 	$(PY) bench/append_write_read.py
 	$(PY) bench/spark_write_read.py
 	$(PY) bench/pk_write_read.py
+	$(PY) bench/postpone_write.py
+	$(PY) bench/dynamic_bucket_upsert.py
 
 clean:
 	rm -rf $(VENV) $(PYPAIMON_VENV) $(SPARK35_VENV) .cache build src/*.egg-info
