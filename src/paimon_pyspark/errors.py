@@ -67,6 +67,11 @@ class CorruptTableError(PaimonError):
     """Table metadata (snapshot, manifest, schema) is missing or unreadable."""
 
 
+class SnapshotExpiredError(CorruptTableError):
+    """A snapshot asked for (time travel) was removed by snapshot expiration; the message names
+    it and the earliest snapshot still there."""
+
+
 class CommitError(PaimonError):
     """A commit could not be completed; the table keeps its previous snapshot."""
 

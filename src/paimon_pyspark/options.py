@@ -41,6 +41,14 @@ NUM_LEVELS = "num-levels"
 NUM_SORTED_RUN_COMPACTION_TRIGGER = "num-sorted-run.compaction-trigger"
 POSTPONE_BATCH_WRITE_FIXED_BUCKET = "postpone.batch-write-fixed-bucket"
 POSTPONE_DEFAULT_BUCKET_NUM = "postpone.default-bucket-num"
+WRITE_ONLY = "write-only"
+SNAPSHOT_NUM_RETAINED_MIN = "snapshot.num-retained.min"
+SNAPSHOT_NUM_RETAINED_MAX = "snapshot.num-retained.max"
+SNAPSHOT_TIME_RETAINED = "snapshot.time-retained"
+SNAPSHOT_EXPIRE_LIMIT = "snapshot.expire.limit"
+SNAPSHOT_EXPIRE_EXECUTION_MODE = "snapshot.expire.execution-mode"
+SNAPSHOT_CLEAN_EMPTY_DIRECTORIES = "snapshot.clean-empty-directories"
+JAVA_INT_MAX = 2**31 - 1
 
 # Options whose non-default value changes the data or its reading and is not implemented yet.
 _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
@@ -229,6 +237,55 @@ class CoreOptions:
         if n < 1:
             raise OptionError(f"Option '{POSTPONE_DEFAULT_BUCKET_NUM}' must be >= 1, got {n}.")
         return n
+
+    # --- snapshot expiration (Java's CoreOptions.expireConfig) ---
+
+    @property
+    def write_only(self) -> bool:
+        """No compaction at commit and no expiry after it (fallback key write.compaction-skip)."""
+        raw = self.options.get(WRITE_ONLY) or self.options.get("write.compaction-skip") or "false"
+        return raw.strip().lower() == "true"
+
+    @property
+    def snapshot_num_retained_min(self) -> int:
+        n = self._int(SNAPSHOT_NUM_RETAINED_MIN, 10)
+        if n < 1:
+            raise OptionError(f"Option '{SNAPSHOT_NUM_RETAINED_MIN}' must be >= 1, got {n}.")
+        return n
+
+    @property
+    def snapshot_num_retained_max(self) -> int:
+        return self._int(SNAPSHOT_NUM_RETAINED_MAX, JAVA_INT_MAX)
+
+    @property
+    def snapshot_time_retained_ms(self) -> int:
+        return parse_duration_ms(self.options.get(SNAPSHOT_TIME_RETAINED) or "1 h")
+
+    @property
+    def snapshot_expire_limit(self) -> int:
+        n = self._int(SNAPSHOT_EXPIRE_LIMIT, 50)
+        if n < 1:
+            raise OptionError(f"Option '{SNAPSHOT_EXPIRE_LIMIT}' must be >= 1, got {n}.")
+        return n
+
+    @property
+    def snapshot_expire_execution_mode(self) -> str:
+        mode = (self.options.get(SNAPSHOT_EXPIRE_EXECUTION_MODE) or "sync").strip().lower()
+        if mode not in ("sync", "async"):
+            raise OptionError(
+                f"Option '{SNAPSHOT_EXPIRE_EXECUTION_MODE}' must be 'sync' or 'async', "
+                f"got '{mode}'."
+            )
+        return mode
+
+    @property
+    def snapshot_clean_empty_directories(self) -> bool:
+        raw = (
+            self.options.get(SNAPSHOT_CLEAN_EMPTY_DIRECTORIES)
+            or self.options.get("snapshot.expire.clean-empty-directories")
+            or "false"
+        )
+        return raw.strip().lower() == "true"
 
     @property
     def commit_max_retries(self) -> int:

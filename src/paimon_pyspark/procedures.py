@@ -13,6 +13,10 @@ partition into real buckets (compact/postpone.py), as Java's postpone branch doe
     rescale(catalog, "db.t", bucket_num=1, partition="dt=1")
 
 The Spark twin, one Spark task per bucket, is ``paimon_pyspark.spark.procedures.compact``.
+``expire_snapshots`` mirrors ExpireSnapshotsProcedure (maintenance/expire.py does the work):
+
+    CALL sys.expire_snapshots(table => 'db.t', retain_max => 5, older_than => '2024-01-01 12:00:00')
+    expire_snapshots(catalog, "db.t", retain_max=5, older_than="2024-01-01 12:00:00")
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from paimon_pyspark.compact.plan import (
 )
 from paimon_pyspark.compact.postpone import compact_partition, plan_postpone, plan_rescale
 from paimon_pyspark.errors import UnsupportedOptionError
+from paimon_pyspark.maintenance.expire import ExpireConfig, ExpireSnapshots, parse_timestamp_ms
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.table.file_store_table import POSTPONE, FileStoreTable
@@ -157,6 +162,40 @@ def rescale(
         ids = builder.new_commit().commit(messages)
     say(f"rescaled to {plan.bucket_num} bucket(s): snapshot {ids[-1] if ids else None}")
     return ids[-1] if ids else None
+
+
+def expire_snapshots(
+    catalog: FileSystemCatalog,
+    table: str,
+    retain_max: int | None = None,
+    retain_min: int | None = None,
+    older_than: str | None = None,
+    max_deletes: int | None = None,
+    options: str | Mapping[str, Any] | None = None,
+) -> int:
+    """Expire snapshots of ``table``; returns how many were expired.
+
+    Java's ``CALL sys.expire_snapshots(table, retain_max, retain_min, older_than, max_deletes,
+    options)``: each argument left out takes the table's option (``snapshot.num-retained.max``,
+    ``snapshot.num-retained.min``, ``snapshot.expire.limit``); ``older_than``
+    (``'yyyy-MM-dd HH:mm:ss'``, local time) replaces ``snapshot.time-retained``: snapshots
+    committed before it may expire. At least ``retain_min`` snapshots are always kept, and
+    tags keep their snapshots' files.
+    """
+    loaded = catalog.get_table(table)
+    dynamic = parse_options(options)
+    if dynamic:
+        loaded = loaded.copy(dynamic)
+    config = ExpireConfig.from_options(loaded.options)
+    config = ExpireConfig(
+        retain_max=config.retain_max if retain_max is None else retain_max,
+        retain_min=config.retain_min if retain_min is None else retain_min,
+        time_retained_ms=config.time_retained_ms,
+        max_deletes=config.max_deletes if max_deletes is None else max_deletes,
+        older_than_ms=parse_timestamp_ms(older_than) if older_than and older_than.strip() else None,
+        clean_empty_directories=config.clean_empty_directories,
+    )
+    return ExpireSnapshots(loaded, config).expire()
 
 
 def prepare_table(

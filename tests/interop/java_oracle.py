@@ -250,6 +250,39 @@ class JavaOracle:
 
     # -- serialized commit messages ------------------------------------------------------------
 
+    def expire_snapshots(
+        self,
+        warehouse: str | os.PathLike[str],
+        db: str,
+        table: str,
+        *,
+        retain_max: int,
+        retain_min: int = 1,
+        max_deletes: int = 2**31 - 1,
+        time_retained_ms: int = 3_600_000,
+    ) -> int:
+        """Java's ExpireSnapshotsImpl with these counts and ``snapshot.time-retained`` (1 h,
+        Java's default); the number of snapshots it expired."""
+        return int(
+            self._java.expireSnapshots(
+                _wh(warehouse), db, table, retain_max, retain_min, max_deletes, time_retained_ms
+            )
+        )
+
+    def create_tag(
+        self, warehouse: str | os.PathLike[str], db: str, table: str, tag: str, snapshot_id: int
+    ) -> None:
+        """Java's ``createTag(tag, snapshot_id)``: the file ``tag/tag-<tag>``."""
+        self._java.createTag(_wh(warehouse), db, table, tag, snapshot_id)
+
+    def read_tag(
+        self, warehouse: str | os.PathLike[str], db: str, table: str, tag: str
+    ) -> list[list[Any]]:
+        """The rows of a tag (``scan.tag-name``) as Java reads them, in canonical encoding."""
+        types = self.read_table(warehouse, db, table).types
+        raw = json.loads(self._java.readTag(_wh(warehouse), db, table, tag))
+        return [[_from_wire(v, t) for v, t in zip(r, types, strict=True)] for r in raw]
+
     def commit_message_version(self) -> int:
         """Java's ``CommitMessageSerializer.getVersion()`` (11 for Paimon 1.4)."""
         return int(self._java.commitMessageVersion())

@@ -5,15 +5,24 @@ identifier Long.MAX_VALUE, or numbered commits of one commit user (a streaming o
 driver), always filtered against what that user already committed (``filterCommitted``), so
 committing the same identifier twice adds no second snapshot. A TableCommit made by an
 overwriting builder replaces partitions (``FileStoreCommit.overwrite``) instead of appending.
+
+After every commit the table's snapshots are expired by its options, as TableCommitImpl's
+``maintain`` does (``snapshot.num-retained.min`` 10, ``snapshot.time-retained`` 1 h, ...), unless
+``write-only`` is set. Java runs a batch commit's expiry in the committing thread whatever
+``snapshot.expire.execution-mode`` says, and so do we for every commit. Java lets an expiry
+error escape from a batch commit that already succeeded; we log it and return the new
+snapshots, so a caller never retries a commit that is in the table.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from paimon_pyspark.errors import CommitConflictError, CommitError
+from paimon_pyspark.maintenance.expire import ExpireSnapshots
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, ManifestCommittable
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER
@@ -25,6 +34,8 @@ if TYPE_CHECKING:
     from paimon_pyspark.table.file_store_table import FileStoreTable
 
 IdentifierOrCommittable = TypeVar("IdentifierOrCommittable", int, ManifestCommittable)
+
+LOG = logging.getLogger(__name__)
 
 
 class TableCommit:
@@ -78,6 +89,7 @@ class TableCommit:
             self._check_files_exist(commit_messages)
             ids = self._commit(store_commit, commit_messages, identifier)
         self._committed = True
+        self._maintain()
         return ids
 
     def _commit(
@@ -163,7 +175,27 @@ class TableCommit:
         store_commit = self._store_commit()
         for identifier in pending:
             self._commit(store_commit, messages_by_identifier[identifier], identifier, True)
+        if pending:
+            self._maintain()
         return len(pending)
+
+    def _maintain(self) -> None:
+        """Expire snapshots after a commit (TableCommitImpl.maintain), unless ``write-only``.
+
+        A failure is logged, never raised: the commit before it is already in the table.
+        """
+        try:
+            options = self.table.options
+            if options.write_only:
+                return
+            options.snapshot_expire_execution_mode  # noqa: B018 - validates: sync and async run here
+            ExpireSnapshots(self.table).expire()
+        except Exception:
+            LOG.warning(
+                "Table '%s': snapshot expiration after the commit failed; the commit stands.",
+                self.table.name,
+                exc_info=True,
+            )
 
     def abort(self, commit_messages: Sequence[CommitMessage]) -> None:
         """Delete the files that uncommitted messages point to.

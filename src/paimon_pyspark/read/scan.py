@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from paimon_pyspark.errors import CorruptTableError
+from paimon_pyspark.errors import CorruptTableError, SnapshotExpiredError
 from paimon_pyspark.read.predicate import FieldStats, Predicate
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
@@ -102,6 +102,13 @@ class TableScan:
         if wanted is None:
             return sm.latest()
         if not sm.snapshot_exists(wanted):
+            earliest = sm.earliest_id()
+            if earliest is not None and wanted < earliest:
+                raise SnapshotExpiredError(
+                    f"Table '{self.table.name}': snapshot {wanted} asked for by "
+                    f"'scan.snapshot-id' has expired; the earliest snapshot is {earliest} "
+                    f"(latest {sm.latest_id()})."
+                )
             raise CorruptTableError(
                 f"Table '{self.table.name}': snapshot {wanted} asked for by 'scan.snapshot-id' "
                 f"does not exist (existing: {sm.list_ids()})."

@@ -1,12 +1,16 @@
-"""Reading and publishing a table's schema files and snapshots.
+"""Reading and publishing a table's schema files and snapshots; reading its tags and consumers.
 
-Mirrors org.apache.paimon.schema.SchemaManager and org.apache.paimon.utils.SnapshotManager:
-LATEST and EARLIEST are hints only, verified against the snapshot directory before use.
+Mirrors org.apache.paimon.schema.SchemaManager, org.apache.paimon.utils.SnapshotManager (LATEST
+and EARLIEST are hints only, verified against the snapshot directory before use),
+org.apache.paimon.utils.TagManager (``tag/tag-<name>``: a snapshot's JSON plus the tag's own
+fields) and org.apache.paimon.consumer.ConsumerManager (``consumer/consumer-<id>``:
+``{"nextSnapshot": n}``), the two that keep snapshots from expiring.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 
@@ -17,6 +21,8 @@ from paimon_pyspark.spec.table_schema import TableSchema
 
 _SNAPSHOT_RE = re.compile(r"^snapshot-(\d+)$")
 _SCHEMA_RE = re.compile(r"^schema-(\d+)$")
+TAG_PREFIX = "tag-"
+CONSUMER_PREFIX = "consumer-"
 
 
 class SchemaManager:
@@ -135,6 +141,71 @@ class SnapshotManager:
         # A hint only: readers verify it and fall back to listing the directory.
         with contextlib.suppress(OSError):
             self.file_io.overwrite_hint(os.path.join(self.snapshot_dir, "LATEST"), str(snapshot_id))
+
+    def earliest_hint_exists(self) -> bool:
+        return self._read_hint("EARLIEST") is not None
+
+    def write_earliest_hint(self, snapshot_id: int) -> None:
+        """Overwrite ``EARLIEST`` (written by snapshot expiration, as Java's commitEarliestHint)."""
+        self.file_io.overwrite_hint(os.path.join(self.snapshot_dir, "EARLIEST"), str(snapshot_id))
+
+    def delete_snapshot(self, snapshot_id: int) -> None:
+        self.file_io.delete_quietly(self.snapshot_path(snapshot_id))
+
+
+class TagManager:
+    """The table's tags: ``tag/tag-<name>`` files, each a snapshot kept alive by its name."""
+
+    def __init__(self, file_io: FileIO, table_path: str) -> None:
+        self.file_io = file_io
+        self.tag_dir = os.path.join(table_path, "tag")
+
+    def tag_path(self, name: str) -> str:
+        return os.path.join(self.tag_dir, TAG_PREFIX + name)
+
+    def tags(self) -> dict[str, Snapshot]:
+        """Every tag by name. An unreadable tag file raises: expiry must not guess around it."""
+        out = {}
+        for name in self.file_io.list_names(self.tag_dir):
+            if not name.startswith(TAG_PREFIX):
+                continue
+            path = os.path.join(self.tag_dir, name)
+            try:
+                text = self.file_io.read_text(path)
+            except CorruptTableError:
+                continue  # deleted by another process meanwhile (Java skips it too)
+            out[name[len(TAG_PREFIX) :]] = Snapshot.from_json(text, path)
+        return out
+
+    def tagged_snapshots(self) -> list[Snapshot]:
+        """The snapshots of all tags, one per id, sorted by id (Java's taggedSnapshots)."""
+        by_id = {s.id: s for s in self.tags().values()}
+        return [by_id[i] for i in sorted(by_id)]
+
+
+class ConsumerManager:
+    """Consumers (``consumer/consumer-<id>``): the next snapshot each one will read."""
+
+    def __init__(self, file_io: FileIO, table_path: str) -> None:
+        self.file_io = file_io
+        self.consumer_dir = os.path.join(table_path, "consumer")
+
+    def min_next_snapshot(self) -> int | None:
+        """The smallest ``nextSnapshot`` of all consumers (Java's minNextSnapshot), or None."""
+        found: list[int] = []
+        for name in self.file_io.list_names(self.consumer_dir):
+            if not name.startswith(CONSUMER_PREFIX):
+                continue
+            path = os.path.join(self.consumer_dir, name)
+            try:
+                text = self.file_io.read_text(path)
+            except CorruptTableError:
+                continue  # deleted meanwhile
+            try:
+                found.append(int(json.loads(text)["nextSnapshot"]))
+            except (KeyError, TypeError, ValueError) as e:
+                raise CorruptTableError(f"Consumer file {path} is not valid: {e}") from e
+        return min(found) if found else None
 
 
 def _read_snapshot(file_io: FileIO, path: str) -> Snapshot:

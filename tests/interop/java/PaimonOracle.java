@@ -131,6 +131,58 @@ public final class PaimonOracle {
     }
 
     /**
+     * Java's own snapshot expiration ({@code table.newExpireSnapshots()}, ExpireSnapshotsImpl)
+     * with an ExpireConfig of these retain counts and time retention; returns the number of
+     * snapshots expired.
+     */
+    public static int expireSnapshots(
+            String warehouse,
+            String db,
+            String name,
+            int retainMax,
+            int retainMin,
+            int maxDeletes,
+            long timeRetainedMillis)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name);
+            org.apache.paimon.options.ExpireConfig config =
+                    org.apache.paimon.options.ExpireConfig.builder()
+                            .snapshotRetainMax(retainMax)
+                            .snapshotRetainMin(retainMin)
+                            .snapshotTimeRetain(java.time.Duration.ofMillis(timeRetainedMillis))
+                            .snapshotMaxDeletes(maxDeletes)
+                            .build();
+            return table.newExpireSnapshots().config(config).expire();
+        }
+    }
+
+    /** Java's {@code FileStoreTable.createTag(tagName, snapshotId)}: writes tag/tag-name. */
+    public static void createTag(String warehouse, String db, String name, String tag, long id)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            table(catalog, db, name).createTag(tag, id);
+        }
+    }
+
+    /** All rows of the table at a tag ({@code scan.tag-name}), read by Java. */
+    public static String readTag(String warehouse, String db, String name, String tag)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            Table table =
+                    table(catalog, db, name).copy(Collections.singletonMap("scan.tag-name", tag));
+            RowType rowType = table.rowType();
+            ArrayNode rows = MAPPER.createArrayNode();
+            ReadBuilder builder = table.newReadBuilder();
+            try (RecordReader<InternalRow> reader =
+                    builder.newRead().createReader(builder.newScan().plan())) {
+                reader.forEachRemaining(row -> rows.add(encodeRow(row, rowType)));
+            }
+            return MAPPER.writeValueAsString(rows);
+        }
+    }
+
+    /**
      * Names of the data files Java's scan keeps for a one-leaf filter ({@code op} is equal,
      * greaterOrEqual, lessThan or isNull): shows that Java can decode our value stats and prune
      * with them.

@@ -1,0 +1,1 @@
+"""Table maintenance: snapshot expiration (Java's ExpireSnapshotsImpl and SnapshotDeletion)."""

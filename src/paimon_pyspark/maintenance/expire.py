@@ -1,0 +1,244 @@
+"""Snapshot expiration: which snapshots go, and in which order their files are deleted.
+
+Mirrors org.apache.paimon.table.ExpireSnapshotsImpl with org.apache.paimon.options.ExpireConfig
+(built from CoreOptions.expireConfig): of the snapshots from the earliest to the latest,
+
+- those beyond ``snapshot.num-retained.max`` (newest kept) always expire;
+- the next ones expire while older than ``snapshot.time-retained`` (the first younger one
+  stops the walk), but never one of the newest ``snapshot.num-retained.min``, nor one that a
+  consumer (``consumer/consumer-<id>``) will still read, nor more than ``snapshot.expire.limit``
+  counted from the earliest in one run.
+
+With ``end`` the first snapshot kept, the files go in Java's order, so that a crash at any point
+leaves every retained snapshot and tag readable (only expired snapshots may lose files):
+
+1. data files removed by the deltas of snapshots ``(earliest, end]`` and used by no retained
+   snapshot or tag (snapshot_deletion.py says how that is decided), then changelog files of the
+   expired snapshots, then (optionally) empty directories;
+2. manifests, manifest lists, index manifests, index files and statistics of the expired
+   snapshots that the first retained snapshot and the tags do not use;
+3. the snapshot files, oldest first, and finally ``snapshot/EARLIEST`` = ``end``.
+
+Tagged snapshots (``tag/tag-<name>``) keep their data files and metadata whether or not their
+snapshot file still exists. Changelog lifecycle decoupling (``changelog.*`` options) is refused
+when the table is opened, so changelog files expire with their snapshot, as Java does then.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from paimon_pyspark.errors import CorruptTableError, OptionError
+from paimon_pyspark.maintenance.snapshot_deletion import DataFileCandidate, SnapshotDeletion
+from paimon_pyspark.options import JAVA_INT_MAX, CoreOptions
+from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.table.managers import ConsumerManager, TagManager
+
+if TYPE_CHECKING:
+    from paimon_pyspark.table.file_store_table import FileStoreTable
+
+LOG = logging.getLogger(__name__)
+
+_NEVER_MS = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class ExpireConfig:
+    """Java's ExpireConfig; the builder's defaults here, the table's via :meth:`from_options`.
+
+    ``older_than_ms``, when set, replaces ``time_retained_ms``: snapshots committed before this
+    epoch millisecond may expire (the procedure's ``older_than``).
+    """
+
+    retain_max: int = JAVA_INT_MAX
+    retain_min: int = 1
+    time_retained_ms: int = _NEVER_MS
+    max_deletes: int = JAVA_INT_MAX
+    older_than_ms: int | None = None
+    clean_empty_directories: bool = False
+
+    @staticmethod
+    def from_options(options: CoreOptions) -> ExpireConfig:
+        return ExpireConfig(
+            retain_max=options.snapshot_num_retained_max,
+            retain_min=options.snapshot_num_retained_min,
+            time_retained_ms=options.snapshot_time_retained_ms,
+            max_deletes=options.snapshot_expire_limit,
+            clean_empty_directories=options.snapshot_clean_empty_directories,
+        )
+
+    def older_than(self, now_ms: int) -> int:
+        """Snapshots with ``timeMillis`` below this may expire by time."""
+        if self.older_than_ms is not None:
+            return self.older_than_ms
+        return now_ms - self.time_retained_ms
+
+    def check(self) -> None:
+        if self.retain_min < 1:
+            raise OptionError(f"retain_min must be at least 1, got {self.retain_min}.")
+        if self.retain_max < self.retain_min:
+            raise OptionError(
+                f"retainMax ({self.retain_max}) must not be less than retainMin "
+                f"({self.retain_min})."
+            )
+        if self.max_deletes < 1:
+            raise OptionError(f"max_deletes must be at least 1, got {self.max_deletes}.")
+
+
+class ExpireSnapshots:
+    """Expire the snapshots of one table (``table.options`` give the defaults)."""
+
+    def __init__(self, table: FileStoreTable, config: ExpireConfig | None = None) -> None:
+        self.table = table
+        self.expire_config = config or ExpireConfig.from_options(table.options)
+        self.snapshot_manager = table.snapshot_manager
+        self.tag_manager = TagManager(table.file_io, table.path)
+        self.consumer_manager = ConsumerManager(table.file_io, table.path)
+
+    def config(self, config: ExpireConfig) -> ExpireSnapshots:
+        self.expire_config = config
+        return self
+
+    def expire(self, now_ms: int | None = None) -> int:
+        """Expire what the config allows; returns how many snapshots were expired."""
+        cfg = self.expire_config
+        cfg.check()
+        sm = self.snapshot_manager
+        latest = sm.latest_id()
+        earliest = sm.earliest_id()
+        if latest is None or earliest is None:
+            return 0
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        older_than = cfg.older_than(now)
+        low = max(latest - cfg.retain_max + 1, earliest)
+        max_exclusive = latest - cfg.retain_min + 1
+        consumer_next = self.consumer_manager.min_next_snapshot()
+        if consumer_next is not None:
+            max_exclusive = min(max_exclusive, consumer_next)
+        max_exclusive = min(max_exclusive, earliest + cfg.max_deletes)
+        for sid in range(low, max_exclusive):
+            if not sm.snapshot_exists(sid):
+                continue  # deleted by another expiring process meanwhile
+            if older_than <= sm.snapshot(sid).time_millis:
+                return self.expire_until(earliest, sid)
+        return self.expire_until(earliest, max_exclusive)
+
+    def expire_until(self, earliest_id: int, end_exclusive: int) -> int:
+        """Expire snapshots ``[earliest_id, end_exclusive)``; ``end_exclusive`` must exist."""
+        sm = self.snapshot_manager
+        if end_exclusive <= earliest_id:
+            if not sm.earliest_hint_exists():
+                sm.write_earliest_hint(earliest_id)
+            return 0
+        latest = sm.latest_id()
+        if latest is None or end_exclusive > latest or not sm.snapshot_exists(end_exclusive):
+            # The first snapshot to keep must be there: its files are what we protect.
+            return 0
+        snapshots = [
+            sm.snapshot(i) for i in range(earliest_id, end_exclusive + 1) if sm.snapshot_exists(i)
+        ]
+        if not snapshots or snapshots[-1].id != end_exclusive:
+            return 0
+        expiring = snapshots[:-1]
+        end = snapshots[-1]
+        begin = snapshots[0].id
+        tags = self.tag_manager.tagged_snapshots()
+        deletion = SnapshotDeletion(self.table)
+
+        # 1. data files no retained snapshot or tag uses, then changelog files
+        candidates: list[DataFileCandidate] = []
+        for s in snapshots:
+            if s.id == begin:
+                continue  # what it removed belonged to an earlier, already expired snapshot
+            removed = deletion.removed_data_files(s)
+            if removed is not None:
+                candidates.extend(removed)
+        if candidates:
+            protected = self._protected_data_files(deletion, end, latest, tags)
+            if protected is not None:
+                deleted = deletion.delete_data_files(
+                    c for c in candidates if c.file_name not in protected
+                )
+                LOG.debug("expired %d data files of snapshots [%d, %d)", deleted, begin, end.id)
+        for s in expiring:
+            if s.changelog_manifest_list:
+                deletion.delete_added_changelog_files(s.changelog_manifest_list)
+        if self.expire_config.clean_empty_directories:
+            deletion.clean_empty_directories()
+
+        # 2. metadata the first retained snapshot and the tags do not use
+        try:
+            skip: set[str] | None = deletion.manifest_skipping_set([*tags, end])
+        except (CorruptTableError, OSError) as e:
+            LOG.info("Skip cleaning manifest files: failed to build the skipping set: %s", e)
+            skip = None
+        if skip is not None:
+            for s in expiring:
+                deletion.clean_unused_manifests(s, skip)
+
+        # 3. snapshot files, oldest first, then the hint
+        for s in expiring:
+            sm.delete_snapshot(s.id)
+        sm.write_earliest_hint(end.id)
+        LOG.info(
+            "Table '%s': expired %d snapshot(s), range [%d, %d)",
+            self.table.name,
+            len(expiring),
+            begin,
+            end.id,
+        )
+        return len(expiring)
+
+    def _protected_data_files(
+        self, deletion: SnapshotDeletion, end: Snapshot, latest: int, tags: list[Snapshot]
+    ) -> set[str] | None:
+        """Names of data files a retained snapshot or a tag reads, or None if unknowable.
+
+        Java's skipper holds the files of the newest tag before each snapshot only, and relies on
+        a removed file never coming back. We take every tag, the first retained snapshot ``end``
+        and every file a later delta ADDs, so no retained snapshot's file can be a candidate.
+        """
+        sm = self.snapshot_manager
+        try:
+            protected = deletion.live_file_names(end)
+            for tag in tags:
+                protected |= deletion.live_file_names(tag)
+            for sid in range(end.id + 1, latest + 1):
+                if sm.snapshot_exists(sid):
+                    protected |= deletion.added_file_names(sm.snapshot(sid))
+        except (CorruptTableError, OSError) as e:
+            LOG.info("Skip cleaning data files: failed to build the skipping set: %s", e)
+            return None
+        # A commit that landed after ``latest`` was read builds on files live at ``latest``,
+        # which are protected above; what it adds is new.
+        return protected
+
+
+_TIMESTAMP_RE = re.compile(
+    r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,9}))?)?\s*$"
+)
+
+
+def parse_timestamp_ms(text: str) -> int:
+    """``yyyy-MM-dd[ HH:mm:ss[.fff]]`` in the local time zone, as epoch milliseconds.
+
+    Java's ``DateTimeUtils.parseTimestampData(text, 3, TimeZone.getDefault())``, which the
+    expire procedures use for ``older_than``.
+    """
+    m = _TIMESTAMP_RE.match(text)
+    if not m:
+        raise OptionError(
+            f"older_than must be a timestamp like '2024-01-01 12:00:00', got '{text}'."
+        )
+    y, mo, d, h, mi, s, frac = m.groups()
+    micros = int((frac or "0").ljust(9, "0")[:9]) // 1000
+    try:
+        local = dt.datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(s or 0), micros)
+    except ValueError as e:
+        raise OptionError(f"older_than '{text}' is not a valid timestamp: {e}") from e
+    return int(local.astimezone().timestamp() * 1000)

@@ -1,0 +1,232 @@
+"""What snapshot expiration deletes, file kind by file kind.
+
+Mirrors org.apache.paimon.operation.SnapshotDeletion and its base FileDeletionBase:
+
+- data files: a snapshot's *delta* manifests name the files it removed (DELETE entries); a file
+  DELETEd there and not ADDed back in the same delta (a compaction that only moved it up a level
+  keeps its name) is no longer used from that snapshot on (``cleanUnusedDataFiles``). Java checks
+  those against the files of the newest tag older than the snapshot; we check them against the
+  files of *every* tag, of the first retained snapshot and of every delta after it as well, by
+  file name, so a file some retained snapshot or tag can still reach is never deleted even if
+  the table broke Java's invariant that a removed file never comes back.
+- manifests, manifest lists, index manifests, index files and statistics of an expired snapshot
+  that are not in the skipping set (the same files of the first retained snapshot and of tags)
+  (``cleanUnusedManifests``).
+
+A manifest that cannot be read cancels the data-file deletion of that snapshot, as in Java:
+leaving a file behind is an orphan, deleting a live one is corruption.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from paimon_pyspark.errors import CorruptTableError
+from paimon_pyspark.spec import manifest as mf
+from paimon_pyspark.spec.binary_row import deserialize_with_arity
+from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
+from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.table.index_io import IndexFileHandler
+from paimon_pyspark.table.paths import bucket_dir
+
+if TYPE_CHECKING:
+    from paimon_pyspark.table.file_store_table import FileStoreTable
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass
+class DataFileCandidate:
+    """A data file a snapshot's delta removed: where it lives and its extra files."""
+
+    file_name: str
+    path: str
+    extra_paths: list[str]
+    partition: bytes
+    bucket: int
+
+
+@dataclass
+class SnapshotDeletion:
+    table: FileStoreTable
+    deleted_buckets: set[tuple[bytes, int]] = field(default_factory=set)
+    _partition_dirs: dict[bytes, str] = field(default_factory=dict)
+
+    @property
+    def index_files(self) -> IndexFileHandler:
+        return IndexFileHandler(self.table.file_io, self.table.path, self.table.manifest_io.codec)
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def try_read_manifest_list(self, name: str) -> list[ManifestFileMeta] | None:
+        """The manifests of a list, or None when it cannot be read (already expired)."""
+        try:
+            return self.table.manifest_io.read_manifest_list(name)
+        except (CorruptTableError, OSError) as e:
+            LOG.warning("Failed to read manifest list %s: %s", name, e)
+            return None
+
+    def live_file_names(self, snapshot: Snapshot) -> set[str]:
+        """Names of the data files ``snapshot`` reads; raises if any manifest is unreadable."""
+        return {e.file.file_name for e in self.table.manifest_io.live_entries(snapshot)}
+
+    def added_file_names(self, snapshot: Snapshot) -> set[str]:
+        """Names ADDed by ``snapshot``'s delta; raises if unreadable."""
+        mio = self.table.manifest_io
+        metas = mio.read_manifest_list(snapshot.delta_manifest_list)
+        return {e.file.file_name for e in mio.read_entries(metas) if e.kind == mf.KIND_ADD}
+
+    def removed_data_files(self, snapshot: Snapshot) -> list[DataFileCandidate] | None:
+        """Files ``snapshot``'s delta DELETEd and did not ADD back (getDataFileToDelete).
+
+        None when a manifest cannot be read: the caller then deletes nothing for this snapshot.
+        Unlike Java, an ADD cancels a DELETE of the same path whatever their order.
+        """
+        metas = self.try_read_manifest_list(snapshot.delta_manifest_list)
+        if metas is None:
+            return None
+        try:
+            entries = self.table.manifest_io.read_entries(metas)
+        except (CorruptTableError, OSError) as error:
+            LOG.warning(
+                "Failed to read manifests of snapshot %d, cancel deletion: %s", snapshot.id, error
+            )
+            return None
+        added = {self.data_file_path(e) for e in entries if e.kind == mf.KIND_ADD}
+        out: dict[str, DataFileCandidate] = {}
+        for e in entries:
+            if e.kind != mf.KIND_DELETE:
+                continue
+            path = self.data_file_path(e)
+            if path in added:
+                continue
+            parent = os.path.dirname(path)
+            extras = [os.path.join(parent, x) for x in e.file.extra_files]
+            out[path] = DataFileCandidate(e.file.file_name, path, extras, e.partition, e.bucket)
+        return list(out.values())
+
+    def data_file_path(self, e: ManifestEntry) -> str:
+        if e.file.external_path:
+            return e.file.external_path
+        return os.path.join(self.bucket_path(e.partition, e.bucket), e.file.file_name)
+
+    def bucket_path(self, partition: bytes, bucket: int) -> str:
+        return os.path.join(self.partition_path(partition), bucket_dir(bucket))
+
+    def partition_path(self, partition: bytes) -> str:
+        cached = self._partition_dirs.get(partition)
+        if cached is None:
+            values = deserialize_with_arity(partition, self.table.partition_types)
+            rel = self.table.partition_rel_path(values)
+            cached = os.path.join(self.table.path, rel) if rel else self.table.path
+            self._partition_dirs[partition] = cached
+        return cached
+
+    # --- deleting ----------------------------------------------------------------------------
+
+    def delete_data_files(self, files: Iterable[DataFileCandidate]) -> int:
+        n = 0
+        for f in files:
+            for path in [f.path, *f.extra_paths]:
+                self.table.file_io.delete_quietly(path)
+            self.deleted_buckets.add((f.partition, f.bucket))
+            n += 1
+        return n
+
+    def delete_added_changelog_files(self, list_name: str) -> None:
+        """Changelog files of an expired snapshot (Java's deleteAddedDataFiles)."""
+        metas = self.try_read_manifest_list(list_name)
+        for meta in metas or []:
+            try:
+                entries = self.table.manifest_io.read_manifest(meta.file_name)
+            except (CorruptTableError, OSError):
+                continue
+            for e in entries:
+                if e.kind == mf.KIND_ADD:
+                    self.table.file_io.delete_quietly(self.data_file_path(e))
+                    self.deleted_buckets.add((e.partition, e.bucket))
+
+    def clean_empty_directories(self) -> None:
+        """Remove bucket and partition directories left empty (snapshot.clean-empty-directories).
+
+        Only on a local filesystem, with ``rmdir``, which refuses a directory that is not empty,
+        so a file a concurrent writer just put there is never lost. Object stores have no
+        directories to remove.
+        """
+        if not self.table.file_io.is_local:
+            self.deleted_buckets.clear()
+            return
+        partitions: set[bytes] = set()
+        for partition, bucket in self.deleted_buckets:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.bucket_path(partition, bucket))
+            partitions.add(partition)
+        for partition in partitions:
+            path = self.partition_path(partition)
+            while os.path.normpath(path) != os.path.normpath(self.table.path):
+                try:
+                    os.rmdir(path)
+                except OSError:
+                    break
+                path = os.path.dirname(path)
+        self.deleted_buckets.clear()
+
+    def manifest_skipping_set(self, snapshots: Iterable[Snapshot]) -> set[str]:
+        """Every metadata file name the given snapshots use (Java's manifestSkippingSet); raises
+        if one of them cannot be read."""
+        skip: set[str] = set()
+        mio = self.table.manifest_io
+        for s in snapshots:
+            skip.add(s.base_manifest_list)
+            skip.add(s.delta_manifest_list)
+            skip.update(m.file_name for m in mio.data_manifests(s))
+            if s.changelog_manifest_list:
+                skip.add(s.changelog_manifest_list)
+                skip.update(m.file_name for m in mio.read_manifest_list(s.changelog_manifest_list))
+            if s.index_manifest:
+                skip.add(s.index_manifest)
+                skip.update(
+                    e.index_file.file_name for e in self.index_files.read_manifest(s.index_manifest)
+                )
+            if s.statistics:
+                skip.add(s.statistics)
+        return skip
+
+    def clean_unused_manifests(self, snapshot: Snapshot, skip: set[str]) -> None:
+        """Delete an expired snapshot's metadata files not in ``skip`` (cleanUnusedManifests)."""
+        self._clean_manifest_list(snapshot.base_manifest_list, skip)
+        self._clean_manifest_list(snapshot.delta_manifest_list, skip)
+        if snapshot.changelog_manifest_list:
+            self._clean_manifest_list(snapshot.changelog_manifest_list, skip)
+        self._clean_index_manifest(snapshot.index_manifest, skip)
+        if snapshot.statistics and snapshot.statistics not in skip:
+            self.table.file_io.delete_quietly(
+                os.path.join(self.table.path, "statistics", snapshot.statistics)
+            )
+
+    def _clean_manifest_list(self, list_name: str, skip: set[str]) -> None:
+        mio = self.table.manifest_io
+        metas = self.try_read_manifest_list(list_name)
+        for meta in metas or []:
+            if meta.file_name not in skip:
+                mio.delete_quietly([meta.file_name])
+                skip.add(meta.file_name)  # another expired snapshot need not try again
+        if list_name not in skip:
+            mio.delete_quietly([list_name])
+
+    def _clean_index_manifest(self, name: str | None, skip: set[str]) -> None:
+        if not name:
+            return
+        handler = self.index_files
+        try:
+            entries = handler.read_manifest(name)
+        except (CorruptTableError, OSError):
+            return  # deleted by an earlier expired snapshot sharing it
+        handler.delete_quietly(e.index_file for e in entries if e.index_file.file_name not in skip)
+        if name not in skip:
+            self.table.file_io.delete_quietly(os.path.join(handler.manifest_dir, name))
