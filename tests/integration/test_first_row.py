@@ -192,3 +192,12 @@ def test_minor_compaction_of_first_row_table_with_level0_files(
     assert kinds(table)[-1] == "COMPACT"
     files = sorted((e.file.level, e.file.row_count) for e in live(table))
     assert files == [(4, 2), (5, 2000)]  # 3000 and 3001 only: 1 and 2 are found at level 5
+
+
+@pytest.mark.parametrize("key", ["write-only", "write.compaction-skip"])
+def test_write_only_and_its_old_name_skip_the_push_up(catalog: FileSystemCatalog, key: str) -> None:
+    table = make_table(catalog, {"bucket": "1", key: "true"})
+    write(table, rows([1, 2, 3], 1))
+    assert kinds(table) == ["APPEND"]
+    assert [e.file.level for e in live(table)] == [0]
+    assert ours(table) == []  # level 0 is skipped by first-row batch reads, as in Java

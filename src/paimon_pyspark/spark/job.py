@@ -202,7 +202,7 @@ class WriteJob:
         """
         if not lookup_compaction_supported(table):
             return []
-        if (table.options.get("write-only") or "false").strip().lower() == "true":
+        if table.options.write_only:
             return []
         touched = {(m.partition, m.bucket) for m in messages if m.new_files}
         plan = plan_compaction(table, False, buckets={b for _, b in touched})

@@ -147,7 +147,7 @@ class TableWrite:
             (self.fixed or self.dynamic is not None)
             and self.primary_key
             and slot[1] == 1
-            and (o.get("write-only") or "false").strip().lower() != "true"
+            and not o.write_only
             and lookup_compaction_supported(table)
         )
         self._live_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
