@@ -8,12 +8,10 @@ current one reaches ``target-file-size``. Sequence numbers run on from the bucke
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass
 
 import pyarrow as pa
 
-from paimon_pyspark.format.files import EXTENSIONS
 from paimon_pyspark.format.stats import StatsCollector
 from paimon_pyspark.format.writers import FormatWriter
 from paimon_pyspark.fs.file_io import FileIO
@@ -25,6 +23,7 @@ from paimon_pyspark.spec.data_file_meta import (
 )
 from paimon_pyspark.table.paths import PathFactory
 from paimon_pyspark.types.data_types import DataField
+from paimon_pyspark.write.data_file import BucketDir
 
 _EPOCH = dt.datetime(1970, 1, 1)
 
@@ -65,7 +64,7 @@ class AppendWriter:
         self._file_min_seq = 0
         self._stats: StatsCollector | None = None
         self.new_files: list[DataFileMeta] = []
-        self._dir_made = False
+        self._dir = BucketDir(settings.file_io, bucket_path, path_factory)
 
     @property
     def buffered_bytes(self) -> int:
@@ -113,25 +112,13 @@ class AppendWriter:
         if self._file is not None:
             self._file.abort()
             self._file = None
-        for f in self.new_files:
-            self.s.file_io.delete_quietly(os.path.join(self.bucket_path, f.file_name))
+        self._dir.delete(self.new_files)
         self.new_files = []
 
     def _open(self) -> None:
-        if not self._dir_made:
-            self.s.file_io.mkdirs(self.bucket_path)
-            self._dir_made = True
-        self._file_name = self.path_factory.new_data_file(
-            self.s.file_prefix, EXTENSIONS[self.s.file_format]
-        )
-        self._file = FormatWriter(
-            self.s.file_io,
-            os.path.join(self.bucket_path, self._file_name),
-            self.s.arrow_schema,
-            self.s.file_format,
-            self.s.compression,
-            self.s.zstd_level,
-            self.s.fields,
+        s = self.s
+        self._file_name, self._file = self._dir.open_file(
+            s.file_prefix, s.file_format, s.compression, s.zstd_level, s.arrow_schema, s.fields
         )
         self._stats = StatsCollector(self.s.fields, self.s.stats_mode)
         self._file_rows = 0

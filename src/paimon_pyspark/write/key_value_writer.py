@@ -21,7 +21,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_pyspark.format.files import EXTENSIONS
 from paimon_pyspark.format.stats import StatsCollector
 from paimon_pyspark.format.writers import FormatWriter
 from paimon_pyspark.fs.file_io import FileIO
@@ -38,6 +37,7 @@ from paimon_pyspark.table.paths import PathFactory
 from paimon_pyspark.types.arrow import to_arrow_schema
 from paimon_pyspark.types.data_types import DataField, DataType
 from paimon_pyspark.write.append_writer import local_now_millis
+from paimon_pyspark.write.data_file import BucketDir
 
 if TYPE_CHECKING:
     from paimon_pyspark.table.file_store_table import FileStoreTable
@@ -150,7 +150,7 @@ class SortedRunWriter:
         self._min_key: list[Any] = []
         self._max_key: list[Any] = []
         self.files: list[DataFileMeta] = []
-        self._dir_made = False
+        self._dir = BucketDir(settings.file_io, bucket_path, path_factory)
 
     def write(self, records: pa.Table) -> None:
         """Append sorted records (continuing the run); rolls at ``target-file-size``."""
@@ -195,20 +195,14 @@ class SortedRunWriter:
             self._close_file()
 
     def _open(self, first: pa.Table) -> None:
-        if not self._dir_made:
-            self.s.file_io.mkdirs(self.bucket_path)
-            self._dir_made = True
-        self._file_name = self.path_factory.new_data_file(
-            self.s.file_prefix, EXTENSIONS[self.s.file_format]
-        )
-        self._file = FormatWriter(
-            self.s.file_io,
-            os.path.join(self.bucket_path, self._file_name),
-            self.s.physical_schema,
-            self.s.file_format,
-            self.s.compression,
-            self.s.zstd_level,
-            self.s.physical_fields,
+        s = self.s
+        self._file_name, self._file = self._dir.open_file(
+            s.file_prefix,
+            s.file_format,
+            s.compression,
+            s.zstd_level,
+            s.physical_schema,
+            s.physical_fields,
         )
         self._stats = StatsCollector(self.s.fields, self.s.stats_mode)
         self._key_stats = StatsCollector(self.s.key_fields, KEY_STATS_MODE)

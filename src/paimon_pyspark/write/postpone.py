@@ -26,7 +26,6 @@ their count, a partition that has none gets ``postpone.default-bucket-num``.
 from __future__ import annotations
 
 import itertools
-import os
 import random
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
@@ -40,7 +39,6 @@ import pyarrow.compute as pc
 from paimon_pyspark.bucket.cross_partition import dense_codes
 from paimon_pyspark.bucket.fixed import FixedBucketAssigner, buckets_of
 from paimon_pyspark.errors import CorruptTableError, OptionError
-from paimon_pyspark.format.files import EXTENSIONS
 from paimon_pyspark.format.writers import FormatWriter
 from paimon_pyspark.spec.binary_row import serialize_with_arity
 from paimon_pyspark.spec.data_file_meta import EMPTY_STATS, FILE_SOURCE_APPEND, DataFileMeta
@@ -48,6 +46,7 @@ from paimon_pyspark.spec.key_value import RETRACTS, SEQUENCE_NUMBER
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.table.paths import PathFactory
 from paimon_pyspark.write.append_writer import local_now_millis
+from paimon_pyspark.write.data_file import BucketDir
 from paimon_pyspark.write.key_value_writer import KvFileSettings, to_physical
 
 if TYPE_CHECKING:
@@ -216,7 +215,7 @@ class PostponeBucketWriter:
         self._deletes = 0
         self._min_key: list[Any] = []
         self._max_key: list[Any] = []
-        self._dir_made = False
+        self._dir = BucketDir(settings.file_io, bucket_path, path_factory)
         self.new_files: list[DataFileMeta] = []
 
     @property
@@ -252,8 +251,7 @@ class PostponeBucketWriter:
         if self._file is not None:
             self._file.abort()
             self._file = None
-        for f in self.new_files:
-            self.s.file_io.delete_quietly(os.path.join(self.bucket_path, f.file_name))
+        self._dir.delete(self.new_files)
         self.new_files = []
 
     def _write_piece(self, piece: pa.Table) -> None:
@@ -271,20 +269,14 @@ class PostponeBucketWriter:
             self._close_file()
 
     def _open(self, first: pa.Table) -> None:
-        if not self._dir_made:
-            self.s.file_io.mkdirs(self.bucket_path)
-            self._dir_made = True
-        self._file_name = self.path_factory.new_data_file(
-            self.s.file_prefix, EXTENSIONS[self.s.file_format]
-        )
-        self._file = FormatWriter(
-            self.s.file_io,
-            os.path.join(self.bucket_path, self._file_name),
-            self.s.physical_schema,
-            self.s.file_format,
-            self.s.compression,
-            self.s.zstd_level,
-            self.s.physical_fields,
+        s = self.s
+        self._file_name, self._file = self._dir.open_file(
+            s.file_prefix,
+            s.file_format,
+            s.compression,
+            s.zstd_level,
+            s.physical_schema,
+            s.physical_fields,
         )
         self._rows = 0
         self._deletes = 0
