@@ -24,11 +24,13 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
 from paimon_pyspark.commit.table_commit import TableCommit
 from paimon_pyspark.compact.plan import (
+    CompactPlan,
     PartitionFilter,
     PartitionSpecs,
     check_compactable,
@@ -74,19 +76,13 @@ def compact(
     others are deleted and nothing is committed.
     """
     say = reporter(progress)
-    full = parse_strategy(compact_strategy)
-    specs = parse_partitions(partitions)
-    dynamic = {"write-only": "false", **parse_options(options)}
-    loaded = prepare_table(catalog.get_table(table), dynamic, buckets is not None)
-    keep = partition_filter(loaded, specs, where)
+    request = CompactRequest.of(
+        catalog.get_table(table), partitions, compact_strategy, where, options, buckets
+    )
+    loaded, full, keep = request.table, request.full, request.keep
     if loaded.bucket_mode == POSTPONE:
         return _compact_postpone(loaded, table, full, keep, say)
-    bucket_set = parse_buckets(buckets, loaded.options.bucket)
-    plan = plan_compaction(loaded, full, keep, bucket_set)
-    say(
-        f"planned {len(plan.tasks)} compaction task(s) over {plan.buckets_seen} bucket(s) "
-        f"of {table} (snapshot {plan.snapshot_id}, {'full' if full else 'minor'})"
-    )
+    plan = request.plan(say)
     if not plan.tasks:
         return None
     messages: list[CommitMessage] = []
@@ -196,6 +192,46 @@ def expire_snapshots(
         clean_empty_directories=config.clean_empty_directories,
     )
     return ExpireSnapshots(loaded, config).expire()
+
+
+@dataclass(frozen=True)
+class CompactRequest:
+    """The arguments of ``CALL sys.compact`` resolved against the table, shared by the
+    in-process procedure and its Spark twin."""
+
+    table: FileStoreTable
+    dynamic: dict[str, str]
+    full: bool
+    keep: PartitionFilter | None
+    buckets: set[int] | None
+
+    @staticmethod
+    def of(
+        table: FileStoreTable,
+        partitions: PartitionSpecs,
+        compact_strategy: str | None,
+        where: Predicate | None,
+        options: str | Mapping[str, Any] | None,
+        buckets: str | Sequence[int] | None,
+    ) -> CompactRequest:
+        full = parse_strategy(compact_strategy)
+        specs = parse_partitions(partitions)
+        dynamic = {"write-only": "false", **parse_options(options)}
+        loaded = prepare_table(table, dynamic, buckets is not None)
+        keep = partition_filter(loaded, specs, where)
+        bucket_set = None
+        if loaded.bucket_mode != POSTPONE:
+            bucket_set = parse_buckets(buckets, loaded.options.bucket)
+        return CompactRequest(loaded, dynamic, full, keep, bucket_set)
+
+    def plan(self, say: Progress) -> CompactPlan:
+        plan = plan_compaction(self.table, self.full, self.keep, self.buckets)
+        say(
+            f"planned {len(plan.tasks)} compaction task(s) over {plan.buckets_seen} bucket(s) "
+            f"of {self.table.name} (snapshot {plan.snapshot_id}, "
+            f"{'full' if self.full else 'minor'})"
+        )
+        return plan
 
 
 def prepare_table(

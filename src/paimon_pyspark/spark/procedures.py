@@ -32,12 +32,8 @@ from paimon_pyspark.compact.plan import (
     CompactTask,
     PartitionFilter,
     PartitionSpecs,
-    parse_buckets,
-    parse_options,
     parse_partitions,
-    parse_strategy,
     partition_filter,
-    plan_compaction,
     run_task,
     written_only,
 )
@@ -53,7 +49,7 @@ from paimon_pyspark.compact.postpone import (
     split_partition,
 )
 from paimon_pyspark.errors import PaimonError
-from paimon_pyspark.procedures import Progress, prepare_table, reporter
+from paimon_pyspark.procedures import CompactRequest, Progress, reporter
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.spark.job import FINISHED, TableRef, TaskResult, WriteJob
@@ -120,23 +116,17 @@ def compact(
     Arguments as ``paimon_pyspark.procedures.compact`` (Java's ``CALL sys.compact``).
     """
     say = reporter(progress)
-    full = parse_strategy(compact_strategy)
-    specs = parse_partitions(partitions)
-    dynamic = {"write-only": "false", **parse_options(options)}
     catalog = CatalogFactory.create({"warehouse": warehouse})
-    loaded = prepare_table(catalog.get_table(table), dynamic, buckets is not None)
-    keep = partition_filter(loaded, specs, where)
-    if loaded.bucket_mode == POSTPONE:
-        ref = TableRef(warehouse, table, dynamic)
-        return _compact_postpone(spark, ref, loaded, full, keep, say)
-    plan = plan_compaction(loaded, full, keep, parse_buckets(buckets, loaded.options.bucket))
-    say(
-        f"planned {len(plan.tasks)} compaction task(s) over {plan.buckets_seen} bucket(s) "
-        f"of {table} (snapshot {plan.snapshot_id}, {'full' if full else 'minor'})"
+    request = CompactRequest.of(
+        catalog.get_table(table), partitions, compact_strategy, where, options, buckets
     )
+    ref = TableRef(warehouse, table, request.dynamic)
+    if request.table.bucket_mode == POSTPONE:
+        return _compact_postpone(spark, ref, request.table, request.full, request.keep, say)
+    plan = request.plan(say)
     if not plan.tasks:
         return None
-    job = CompactJob(TableRef(warehouse, table, dynamic))
+    job = CompactJob(ref)
     payloads = [pickle.dumps(t) for t in plan.tasks]
     rdd = spark.sparkContext.parallelize(payloads, len(payloads))
     try:
