@@ -42,6 +42,7 @@ sys.path.insert(0, str(PROJECT / "src"))
 import benchlib  # noqa: E402
 
 from paimon_pyspark import CatalogFactory, Schema  # noqa: E402
+from paimon_pyspark.store.bucket_mode import BucketMode  # noqa: E402
 
 STEPS = ("write", "upsert", "merge-read")
 OPTIONS = {
@@ -87,7 +88,7 @@ def create(warehouse: str, schema: pa.Schema) -> Any:
         ),
     )
     table = catalog.get_table("db.t")
-    assert table.bucket_mode == "HASH_DYNAMIC", table.bucket_mode
+    assert table.bucket_mode == BucketMode.HASH_DYNAMIC, table.bucket_mode
     return table
 
 

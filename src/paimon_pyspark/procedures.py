@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
-from paimon_pyspark.commit.table_commit import TableCommit
 from paimon_pyspark.compact.plan import (
     CompactPlan,
     PartitionFilter,
@@ -47,9 +46,12 @@ from paimon_pyspark.compact.postpone import compact_partition, plan_postpone, pl
 from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.maintenance.expire import ExpireConfig, ExpireSnapshots, parse_timestamp_ms
 from paimon_pyspark.read.predicate import Predicate
+from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.spec.commit_message import CommitMessage
-from paimon_pyspark.table.file_store_table import POSTPONE, FileStoreTable
-from paimon_pyspark.write.write_builder import BatchWriteBuilder
+from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.table.file_store_table import FileStoreTable
+from paimon_pyspark.table.table_commit import TableCommit
+from paimon_pyspark.table.write_builder import BatchWriteBuilder
 
 Progress = Callable[[str], None]
 
@@ -80,16 +82,16 @@ def compact(
         catalog.get_table(table), partitions, compact_strategy, where, options, buckets
     )
     loaded, full, keep = request.table, request.full, request.keep
-    if loaded.bucket_mode == POSTPONE:
+    if loaded.bucket_mode == BucketMode.POSTPONE_MODE:
         return _compact_postpone(loaded, table, full, keep, say)
     plan = request.plan(say)
     if not plan.tasks:
         return None
     messages: list[CommitMessage] = []
-    commit = TableCommit(loaded, str(uuid.uuid4()))
+    commit = TableCommit(loaded.store, str(uuid.uuid4()))
     try:
         for i, task in enumerate(plan.tasks, 1):
-            message = run_task(loaded, task)
+            message = run_task(loaded.store, task)
             if message is not None:
                 messages.append(message)
             say(f"compacted task {i}/{len(plan.tasks)} (bucket {task.bucket})")
@@ -106,7 +108,7 @@ def _compact_postpone(
 ) -> int | None:
     """A postpone table's compaction (compact/postpone.py): every kept partition's postpone
     files go into real buckets; one COMPACT snapshot."""
-    plan = plan_postpone(loaded, keep)
+    plan = plan_postpone(loaded.store, keep)
     say(
         f"planned postpone compaction of {len(plan.partitions)} partition(s), "
         f"{plan.file_count} postpone file(s) of {name} (snapshot {plan.snapshot_id})"
@@ -114,10 +116,10 @@ def _compact_postpone(
     if not plan.partitions:
         return None
     messages: list[CommitMessage] = []
-    commit = TableCommit(loaded, str(uuid.uuid4()))
+    commit = TableCommit(loaded.store, str(uuid.uuid4()))
     try:
         for i, part in enumerate(plan.partitions, 1):
-            messages += compact_partition(loaded, plan, part, full)
+            messages += compact_partition(loaded.store, plan, part, full)
             say(f"compacted postpone partition {i}/{len(plan.partitions)}")
         ids = commit.commit(messages)
     except BaseException:
@@ -144,14 +146,14 @@ def rescale(
     """
     say = reporter(progress)
     loaded = catalog.get_table(table)
-    keep = partition_filter(loaded, parse_partitions(partition), None)
-    plan = plan_rescale(loaded, bucket_num, keep)
+    keep = partition_filter(loaded.store, parse_partitions(partition), None)
+    plan = plan_rescale(loaded.store, bucket_num, keep)
     if not plan.splits:
         say(f"no real-bucket data in the chosen partitions of {table}: nothing to rescale")
         return None
-    rows = plan.source(loaded).new_read_builder().new_read().to_arrow(list(plan.splits))
+    rows = ReadBuilder(plan.source(loaded.store)).new_read().to_arrow(list(plan.splits))
     say(f"read {rows.num_rows} row(s) from {len(plan.splits)} bucket(s) of {table}")
-    builder = BatchWriteBuilder(plan.rescaled, overwrite_spec=plan.overwrite)
+    builder = BatchWriteBuilder(FileStoreTable.of(plan.rescaled), overwrite_spec=plan.overwrite)
     with builder.new_write() as write:
         write.write_arrow(rows)
         messages = write.prepare_commit()
@@ -191,7 +193,7 @@ def expire_snapshots(
         older_than_ms=parse_timestamp_ms(older_than) if older_than and older_than.strip() else None,
         clean_empty_directories=config.clean_empty_directories,
     )
-    return ExpireSnapshots(loaded, config).expire()
+    return ExpireSnapshots(loaded.store, config).expire()
 
 
 @dataclass(frozen=True)
@@ -218,14 +220,14 @@ class CompactRequest:
         specs = parse_partitions(partitions)
         dynamic = {"write-only": "false", **parse_options(options)}
         loaded = prepare_table(table, dynamic, buckets is not None)
-        keep = partition_filter(loaded, specs, where)
+        keep = partition_filter(loaded.store, specs, where)
         bucket_set = None
-        if loaded.bucket_mode != POSTPONE:
+        if loaded.bucket_mode != BucketMode.POSTPONE_MODE:
             bucket_set = parse_buckets(buckets, loaded.options.bucket)
         return CompactRequest(loaded, dynamic, full, keep, bucket_set)
 
     def plan(self, say: Progress) -> CompactPlan:
-        plan = plan_compaction(self.table, self.full, self.keep, self.buckets)
+        plan = plan_compaction(self.table.store, self.full, self.keep, self.buckets)
         say(
             f"planned {len(plan.tasks)} compaction task(s) over {plan.buckets_seen} bucket(s) "
             f"of {self.table.name} (snapshot {plan.snapshot_id}, "
@@ -239,8 +241,8 @@ def prepare_table(
 ) -> FileStoreTable:
     """The table with the procedure's dynamic options, checked to be compactable."""
     loaded = table.copy(dict(dynamic)) if dynamic else table
-    check_compactable(loaded)
-    if with_buckets and loaded.bucket_mode != "HASH_FIXED":
+    check_compactable(loaded.store)
+    if with_buckets and loaded.bucket_mode != BucketMode.HASH_FIXED:
         raise UnsupportedOptionError(
             f"Table '{loaded.name}': specifying buckets is only supported for fixed-bucket "
             f"tables, but the table bucket mode is {loaded.bucket_mode}."

@@ -14,7 +14,6 @@ import pytest
 from tests.integration.table_helpers import read_all, sort_rows, write_commit
 
 from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
-from paimon_pyspark.commit.table_commit import TableCommit
 from paimon_pyspark.compact.plan import plan_compaction, run_task
 from paimon_pyspark.compact.postpone import rescaled_table
 from paimon_pyspark.errors import CommitConflictError, PaimonError
@@ -22,6 +21,7 @@ from paimon_pyspark.procedures import compact, rescale
 from paimon_pyspark.spec.binary_row import serialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.table.table_commit import TableCommit
 
 SCHEMA = pa.schema(
     [pa.field("id", pa.int64(), nullable=False), ("name", pa.string()), ("dt", pa.string())]

@@ -23,7 +23,7 @@ _KILLED_COMMIT = textwrap.dedent(
     import os, signal, sys
     import pyarrow as pa
     from paimon_pyspark import CatalogFactory
-    from paimon_pyspark.table.managers import SnapshotManager
+    from paimon_pyspark.store.managers import SnapshotManager
 
     def die(self, snapshot):
         # manifests and manifest lists are written; the snapshot is not published yet

@@ -19,7 +19,8 @@ from paimon_pyspark import CatalogFactory, FileStoreTable, Schema
 from paimon_pyspark.bucket.dynamic import HashBucketAssigner, deal_new_keys
 from paimon_pyspark.bucket.fixed import hash_rows
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
-from paimon_pyspark.table.index_io import HASH_INDEX, IndexFileHandler
+from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.index_io import HASH_INDEX, IndexFileHandler
 from paimon_pyspark.types.data_types import AtomicType
 
 SCHEMA = pa.schema(
@@ -80,7 +81,7 @@ def test_target_row_num_2_puts_4_keys_into_2_buckets_per_partition(
     catalog: FileSystemCatalog,
 ) -> None:
     t = make(catalog, "t", ["pk", "pt"])
-    assert t.bucket_mode == "HASH_DYNAMIC"
+    assert t.bucket_mode == BucketMode.HASH_DYNAMIC
     write_commit(t, rows(*[(k, k * 10, pt) for pt in (1, 2) for k in range(1, 5)]))
     buckets = key_buckets(t)
     for pt in (1, 2):
@@ -153,7 +154,7 @@ def test_delete_and_overwrite_keep_the_hash_index_consistent(catalog: FileSystem
 
 def test_seed_cross_partition_upsert_moves_the_key(catalog: FileSystemCatalog) -> None:
     t = make(catalog, "t", ["pk"], bucket="-1")
-    assert t.bucket_mode == "CROSS_PARTITION"
+    assert t.bucket_mode == BucketMode.KEY_DYNAMIC
     write_commit(t, rows((1, 10, 1), (2, 20, 1), (3, 30, 1), (4, 40, 1)))
     write_commit(t, rows((1, 11, 2)))
     assert triples(t) == [(1, 11, 2), (2, 20, 1), (3, 30, 1), (4, 40, 1)]
@@ -202,7 +203,7 @@ def test_fixed_bucket_pk_without_partition_keys_is_written_as_in_java(
 ) -> None:
     """Java 1.4.2 accepts bucket = N with such a key; keys are unique per partition only."""
     t = make(catalog, "t", ["pk"], bucket="2")
-    assert t.bucket_mode == "HASH_FIXED"
+    assert t.bucket_mode == BucketMode.HASH_FIXED
     write_commit(t, rows((1, 10, 1), (2, 20, 1)))
     t.delete(t.new_read_builder().new_predicate_builder().equal("pk", 1))
     write_commit(t, rows((1, 11, 2), (2, 21, 1)))

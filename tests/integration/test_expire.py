@@ -23,7 +23,7 @@ from paimon_pyspark.maintenance.expire import ExpireConfig, ExpireSnapshots, par
 from paimon_pyspark.maintenance.snapshot_deletion import SnapshotDeletion
 from paimon_pyspark.procedures import compact, expire_snapshots
 from paimon_pyspark.spec.snapshot import Snapshot
-from paimon_pyspark.table.index_io import IndexFileHandler
+from paimon_pyspark.store.index_io import IndexFileHandler
 
 APPEND = pa.schema([("id", pa.int64()), ("v", pa.string()), ("dt", pa.string())])
 PK = pa.schema(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from paimon_pyspark.store.bucket_mode import BucketMode
+
 ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
@@ -31,4 +33,5 @@ def test_readme_api_examples_run_in_order(tmp_path: Path) -> None:
     orders = catalog.get_table("db.orders")  # type: ignore[attr-defined]
     rb = orders.new_read_builder()
     assert rb.new_read().to_arrow(rb.new_scan().plan().splits()).num_rows == 0  # static overwrite
-    assert catalog.get_table("db.users").bucket_mode == "CROSS_PARTITION"  # type: ignore[attr-defined]
+    users = catalog.get_table("db.users")  # type: ignore[attr-defined]
+    assert users.bucket_mode == BucketMode.KEY_DYNAMIC

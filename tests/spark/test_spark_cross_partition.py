@@ -15,6 +15,7 @@ from paimon_pyspark import FileStoreTable, Schema
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
 from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.spark import write
+from paimon_pyspark.store.bucket_mode import BucketMode
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +38,7 @@ def make(catalog: FileSystemCatalog, name: str, **options: str) -> FileStoreTabl
         ),
     )
     table = catalog.get_table(f"db.{name}")
-    assert table.bucket_mode == "CROSS_PARTITION"
+    assert table.bucket_mode == BucketMode.KEY_DYNAMIC
     return table
 
 

@@ -21,8 +21,8 @@ from paimon_pyspark.errors import (
 )
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.schema import Schema
+from paimon_pyspark.store.managers import SchemaManager
 from paimon_pyspark.table.file_store_table import FileStoreTable
-from paimon_pyspark.table.managers import SchemaManager
 
 DB_SUFFIX = ".db"
 SYSTEM_DATABASE = "sys"

@@ -36,7 +36,7 @@ from paimon_pyspark.errors import CommitConflictError
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.manifest import ManifestEntry
-from paimon_pyspark.table.manifest_io import merge_entries
+from paimon_pyspark.store.manifest_io import merge_entries
 from paimon_pyspark.types.data_types import DataType
 
 KeyOrder = Callable[[bytes], Any]

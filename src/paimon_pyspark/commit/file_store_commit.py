@@ -46,10 +46,11 @@ from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.manifest import IndexManifestEntry, ManifestEntry
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from paimon_pyspark.table.index_io import DELETION_VECTORS_INDEX, IndexFileHandler
-from paimon_pyspark.table.managers import SchemaManager, SnapshotManager
-from paimon_pyspark.table.manifest_io import ManifestIO, merge_entries
-from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.store.file_store import FileStore
+from paimon_pyspark.store.index_io import DELETION_VECTORS_INDEX, IndexFileHandler
+from paimon_pyspark.store.managers import SchemaManager, SnapshotManager
+from paimon_pyspark.store.manifest_io import ManifestIO, merge_entries
+from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.types.data_types import DataType
 
 APPEND = "APPEND"
@@ -496,3 +497,32 @@ class FileStoreCommit:
             e for e in self.manifests.read_entries(base_metas) if e.partition in partitions
         )
         self.conflicts.check_conflicts(latest.id, latest.commit_user, base, delta, kind)
+
+
+def new_store_commit(store: FileStore, commit_user: str) -> FileStoreCommit:
+    """The commit of ``store``'s snapshots for ``commit_user`` (Java's FileStore.newCommit)."""
+    o = store.options
+    settings = CommitSettings(
+        table_name=store.name,
+        table_path=store.path,
+        bucket=o.bucket,
+        manifest_target_size=o.manifest_target_file_size,
+        manifest_merge_min_count=o.manifest_merge_min_count,
+        max_retries=o.commit_max_retries,
+        min_retry_wait_ms=o.commit_min_retry_wait_ms,
+        max_retry_wait_ms=o.commit_max_retry_wait_ms,
+        partition_keys=tuple(store.partition_keys),
+        partition_types=tuple(store.partition_types),
+        partition_default_name=o.partition_default_name,
+        dynamic_partition_overwrite=o.dynamic_partition_overwrite,
+        overwrite_upgrade=o.overwrite_upgrade,
+        key_types=tuple(
+            store.table_schema.field(k).type for k in store.table_schema.trimmed_primary_keys()
+        )
+        if store.primary_keys
+        else (),
+        num_levels=o.num_levels,
+    )
+    return FileStoreCommit(
+        settings, commit_user, store.snapshot_manager, store.schema_manager, store.manifest_io
+    )

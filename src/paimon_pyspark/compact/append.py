@@ -20,11 +20,11 @@ from paimon_pyspark.compact.settings import CompactSettings
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.table_read import TableRead
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
-from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.write.append_writer import AppendWriter, WriterSettings
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 FULL_COMPACT_MIN_FILE = 3
 """A full compaction of a fixed bucket needs at least this many files (Java's constant)."""
@@ -101,7 +101,7 @@ def pack_unaware(files: Sequence[DataFileMeta], s: CompactSettings) -> list[list
     return groups
 
 
-def writer_settings(table: FileStoreTable) -> WriterSettings:
+def writer_settings(table: FileStore) -> WriterSettings:
     o = table.options
     target = o.target_file_size(primary_key=False)
     return WriterSettings(
@@ -120,7 +120,7 @@ def writer_settings(table: FileStoreTable) -> WriterSettings:
 
 
 def rewrite_append_files(
-    table: FileStoreTable,
+    table: FileStore,
     partition: bytes,
     partition_values: Sequence[Any],
     bucket: int,

@@ -51,11 +51,11 @@ from paimon_pyspark.compact.universal import (
 from paimon_pyspark.merge.merge_function import DEDUPLICATE, FIRST_ROW, MergeSettings, merge
 from paimon_pyspark.read.kv_read import read_data_file, read_kv_records
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
-from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.write.key_value_writer import write_sorted_run
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 
 @dataclass
@@ -75,7 +75,7 @@ def strategy_of(s: CompactSettings) -> CompactStrategy:
     return ForceUpLevel0Compaction(universal) if s.force_up_level_0 or s.need_lookup else universal
 
 
-def lookup_compaction_supported(table: FileStoreTable) -> bool:
+def lookup_compaction_supported(table: FileStore) -> bool:
     """Whether this table needs lookup and our rewriters write what Java's lookup rewriter does.
 
     First-row: ``FirstRowLookupRewriter``. Deduplicate without ``sequence.field``: the plain
@@ -92,7 +92,7 @@ def lookup_compaction_supported(table: FileStoreTable) -> bool:
 class MergeTreeRewriter:
     """Reads files of one bucket as key-value records, merges them and writes a sorted run."""
 
-    def __init__(self, table: FileStoreTable, partition_values: Sequence[Any], bucket: int) -> None:
+    def __init__(self, table: FileStore, partition_values: Sequence[Any], bucket: int) -> None:
         self.table = table
         self.partition_values = list(partition_values)
         self.bucket = bucket
@@ -137,7 +137,7 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
 
     def __init__(
         self,
-        table: FileStoreTable,
+        table: FileStore,
         partition_values: Sequence[Any],
         bucket: int,
         levels: Levels,
@@ -275,7 +275,7 @@ def run_unit(
 class _Increment:
     """compact_before / compact_after of one bucket across rounds (updateCompactResult)."""
 
-    table: FileStoreTable
+    table: FileStore
     bucket_path: str
     before: dict[str, DataFileMeta] = field(default_factory=dict)
     after: list[DataFileMeta] = field(default_factory=list)
@@ -298,7 +298,7 @@ class _Increment:
 
 
 def compact_kv_bucket(
-    table: FileStoreTable,
+    table: FileStore,
     partition_values: Sequence[Any],
     bucket: int,
     files: Sequence[DataFileMeta],

@@ -38,10 +38,11 @@ from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
-from paimon_pyspark.table.paths import partition_value_string
+from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.paths import partition_value_string
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 FULL = "full"
 MINOR = "minor"
@@ -165,7 +166,7 @@ PartitionFilter = Callable[[Sequence[Any]], bool]
 
 
 def partition_filter(
-    table: FileStoreTable, specs: list[dict[str, str]] | None, where: Predicate | None
+    table: FileStore, specs: list[dict[str, str]] | None, where: Predicate | None
 ) -> PartitionFilter | None:
     """Partition values -> kept? From string specs (matched as partition directory values,
     so ``__DEFAULT_PARTITION__`` names null) or from a predicate on partition columns."""
@@ -205,7 +206,7 @@ def partition_filter(
 # --- planning -------------------------------------------------------------------------------
 
 
-def check_compactable(table: FileStoreTable, full: bool = True) -> None:
+def check_compactable(table: FileStore, full: bool = True) -> None:
     """Refuse what this compaction would get wrong rather than do it differently from Java.
 
     A minor compaction of a table that needs lookup (``first-row``, ``force-lookup``) must
@@ -215,7 +216,9 @@ def check_compactable(table: FileStoreTable, full: bool = True) -> None:
     """
     mode = table.bucket_mode
     supported = (
-        ("HASH_FIXED", "POSTPONE_MODE") if table.primary_keys else ("HASH_FIXED", "BUCKET_UNAWARE")
+        (BucketMode.HASH_FIXED, BucketMode.POSTPONE_MODE)
+        if table.primary_keys
+        else (BucketMode.HASH_FIXED, BucketMode.BUCKET_UNAWARE)
     )
     if mode not in supported:
         raise UnsupportedOptionError(
@@ -232,7 +235,7 @@ def check_compactable(table: FileStoreTable, full: bool = True) -> None:
 
 
 def plan_compaction(
-    table: FileStoreTable,
+    table: FileStore,
     full: bool,
     keep_partition: PartitionFilter | None = None,
     buckets: set[int] | None = None,
@@ -264,7 +267,7 @@ def plan_compaction(
         if table.primary_keys:
             if _kv_has_work(table, files, full, s):
                 tasks.append(CompactTask(KV, partition, values, bucket, total, tuple(files), full))
-        elif table.bucket_mode == "BUCKET_UNAWARE":
+        elif table.bucket_mode == BucketMode.BUCKET_UNAWARE:
             for group in pack_unaware(files, s):
                 tasks.append(
                     CompactTask(APPEND, partition, values, bucket, total, tuple(group), full)
@@ -279,7 +282,7 @@ def plan_compaction(
 
 
 def _kv_has_work(
-    table: FileStoreTable, files: Sequence[DataFileMeta], full: bool, s: CompactSettings
+    table: FileStore, files: Sequence[DataFileMeta], full: bool, s: CompactSettings
 ) -> bool:
     """Whether the first round of the bucket's compaction picks anything (a second round only
     runs on what the first one changed, so no first pick means no work)."""
@@ -294,7 +297,7 @@ def _kv_has_work(
 # --- running --------------------------------------------------------------------------------
 
 
-def run_task(table: FileStoreTable, task: CompactTask) -> CommitMessage | None:
+def run_task(table: FileStore, task: CompactTask) -> CommitMessage | None:
     """Compact one task's files; the message holds inputs as compact_before, outputs after."""
     if task.kind == KV:
         before, after = compact_kv_bucket(

@@ -43,6 +43,7 @@ from paimon_pyspark.compact.merge_tree import compact_kv_bucket
 from paimon_pyspark.compact.plan import CompactArgumentError, PartitionFilter, written_only
 from paimon_pyspark.merge.merge_function import MergeSettings, merge
 from paimon_pyspark.read.kv_read import read_kv_records
+from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
@@ -52,16 +53,13 @@ from paimon_pyspark.spec.data_file_meta import (
     DataFileMeta,
 )
 from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER
-from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET, BucketMode
+from paimon_pyspark.store.paths import PathFactory
+from paimon_pyspark.store.postpone import known_num_buckets, order_postpone_files
 from paimon_pyspark.write.key_value_writer import write_sorted_run
-from paimon_pyspark.write.postpone import (
-    POSTPONE_BUCKET,
-    known_num_buckets,
-    order_postpone_files,
-)
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 
 @dataclass(frozen=True)
@@ -110,7 +108,7 @@ class PostponePlan:
         return sum(len(p.files) for p in self.partitions)
 
 
-def plan_postpone(table: FileStoreTable, keep_partition: PartitionFilter | None) -> PostponePlan:
+def plan_postpone(table: FileStore, keep_partition: PartitionFilter | None) -> PostponePlan:
     """The postpone partitions of the latest snapshot that ``keep_partition`` keeps."""
     snapshot = table.snapshot_manager.latest()
     if snapshot is None:
@@ -139,7 +137,7 @@ def plan_postpone(table: FileStoreTable, keep_partition: PartitionFilter | None)
     return PostponePlan(snapshot.id, partitions, existing)
 
 
-def split_partition(table: FileStoreTable, part: PostponePartition) -> dict[int, pa.Table]:
+def split_partition(table: FileStore, part: PostponePartition) -> dict[int, pa.Table]:
     """Replay one partition's postpone records and group them by real bucket, order kept.
 
     Each group holds the table columns and ``_VALUE_KIND`` (no sequence numbers yet).
@@ -152,7 +150,7 @@ def split_partition(table: FileStoreTable, part: PostponePartition) -> dict[int,
     return group_by_bucket(table, records, part.num_buckets)
 
 
-def group_by_bucket(table: FileStoreTable, rows: pa.Table, num_buckets: int) -> dict[int, pa.Table]:
+def group_by_bucket(table: FileStore, rows: pa.Table, num_buckets: int) -> dict[int, pa.Table]:
     """``rows`` grouped by the bucket their key hashes to among ``num_buckets``, order kept."""
     key_types = [table.table_schema.field(k).type for k in table.bucket_keys]
     assigner = FixedBucketAssigner(key_types, num_buckets)
@@ -168,7 +166,7 @@ def group_by_bucket(table: FileStoreTable, rows: pa.Table, num_buckets: int) -> 
 
 
 def compact_postpone_bucket(
-    table: FileStoreTable, task: PostponeBucketTask, records: pa.Table
+    table: FileStore, task: PostponeBucketTask, records: pa.Table
 ) -> CommitMessage:
     """Merge one bucket's postpone records (write order) into the bucket; see the module doc.
 
@@ -215,7 +213,7 @@ def _message(
     )
 
 
-def _delete(table: FileStoreTable, task: PostponeBucketTask, files: Sequence[DataFileMeta]) -> None:
+def _delete(table: FileStore, task: PostponeBucketTask, files: Sequence[DataFileMeta]) -> None:
     rel = table.partition_rel_path(list(task.partition_values))
     bucket_path = PathFactory(table.path).bucket_path(rel, task.bucket)
     for f in files:
@@ -223,7 +221,7 @@ def _delete(table: FileStoreTable, task: PostponeBucketTask, files: Sequence[Dat
 
 
 def compact_partition(
-    table: FileStoreTable, plan: PostponePlan, part: PostponePartition, full: bool
+    table: FileStore, plan: PostponePlan, part: PostponePartition, full: bool
 ) -> list[CommitMessage]:
     """Both steps for one partition in this process; the removal message comes last."""
     messages: list[CommitMessage] = []
@@ -243,11 +241,11 @@ def compact_partition(
 # --- rescale --------------------------------------------------------------------------------
 
 
-def rescaled_table(table: FileStoreTable, bucket_num: int | None) -> FileStoreTable:
+def rescaled_table(table: FileStore, bucket_num: int | None) -> FileStore:
     """The table with ``bucket_num`` fixed buckets, for writing a rescaled partition (Java's
     ``table.copy(schema.copy(bucket -> n))``): its commit replaces real buckets only."""
     if bucket_num is None:
-        if table.bucket_mode == "POSTPONE_MODE":
+        if table.bucket_mode == BucketMode.POSTPONE_MODE:
             raise CompactArgumentError(
                 f"Table '{table.name}': when rescaling postpone bucket tables, you must provide "
                 "the resulting bucket number."
@@ -257,7 +255,7 @@ def rescaled_table(table: FileStoreTable, bucket_num: int | None) -> FileStoreTa
         raise CompactArgumentError(
             f"Table '{table.name}': bucket_num must be a positive bucket count, got {bucket_num}."
         )
-    if table.bucket_mode not in ("HASH_FIXED", "POSTPONE_MODE"):
+    if table.bucket_mode not in (BucketMode.HASH_FIXED, BucketMode.POSTPONE_MODE):
         raise CompactArgumentError(
             f"Table '{table.name}': rescale needs a fixed-bucket or postpone-bucket table, this "
             f"one is {table.bucket_mode}."
@@ -275,7 +273,7 @@ class RescalePlan:
     """A rescale planned on one snapshot: the rescaled table to write with, the overwrite its
     commit is (planned against ``snapshot_id``), and the real-bucket splits to read there."""
 
-    rescaled: FileStoreTable
+    rescaled: FileStore
     overwrite: Overwrite
     snapshot_id: int
     splits: tuple[DataSplit, ...]
@@ -284,13 +282,13 @@ class RescalePlan:
     def bucket_num(self) -> int:
         return self.rescaled.options.bucket
 
-    def source(self, table: FileStoreTable) -> FileStoreTable:
+    def source(self, table: FileStore) -> FileStore:
         """``table`` as of the planned snapshot, to read the splits from."""
         return table.copy({"scan.snapshot-id": str(self.snapshot_id)})
 
 
 def plan_rescale(
-    table: FileStoreTable, bucket_num: int | None, keep_partition: PartitionFilter | None
+    table: FileStore, bucket_num: int | None, keep_partition: PartitionFilter | None
 ) -> RescalePlan:
     """Java's RescaleProcedure up to the write: the kept partitions' real-bucket splits of the
     latest snapshot (a batch scan never returns postpone files) and a dynamic overwrite of
@@ -302,7 +300,7 @@ def plan_rescale(
     source = table.copy({"scan.snapshot-id": str(snapshot_id)})
     splits = tuple(
         s
-        for s in source.new_read_builder().new_scan().plan().splits()
+        for s in ReadBuilder(source).new_scan().plan().splits()
         if keep_partition is None or keep_partition(s.partition_values)
     )
     return RescalePlan(rescaled, Overwrite({}, snapshot_id), snapshot_id, splits)

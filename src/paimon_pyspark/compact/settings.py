@@ -15,7 +15,7 @@ from paimon_pyspark.errors import OptionError, UnsupportedOptionError
 from paimon_pyspark.options import parse_memory_size
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 NUM_SORTED_RUN_COMPACTION_TRIGGER = "num-sorted-run.compaction-trigger"
 NUM_LEVELS = "num-levels"
@@ -57,7 +57,7 @@ class CompactSettings:
     commit (ForceUpLevel0Compaction)."""
 
     @staticmethod
-    def from_table(table: FileStoreTable) -> CompactSettings:
+    def from_table(table: FileStore) -> CompactSettings:
         o = table.options
         name = table.name
         for key in _UNSUPPORTED:

@@ -37,10 +37,10 @@ from paimon_pyspark.errors import CorruptTableError, OptionError
 from paimon_pyspark.maintenance.snapshot_deletion import DataFileCandidate, SnapshotDeletion
 from paimon_pyspark.options import JAVA_INT_MAX, CoreOptions
 from paimon_pyspark.spec.snapshot import Snapshot
-from paimon_pyspark.table.managers import ConsumerManager, TagManager
+from paimon_pyspark.store.managers import ConsumerManager, TagManager
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 LOG = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class ExpireConfig:
 class ExpireSnapshots:
     """Expire the snapshots of one table (``table.options`` give the defaults)."""
 
-    def __init__(self, table: FileStoreTable, config: ExpireConfig | None = None) -> None:
+    def __init__(self, table: FileStore, config: ExpireConfig | None = None) -> None:
         self.table = table
         self.expire_config = config or ExpireConfig.from_options(table.options)
         self.snapshot_manager = table.snapshot_manager

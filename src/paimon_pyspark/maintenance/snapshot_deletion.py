@@ -31,11 +31,11 @@ from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
-from paimon_pyspark.table.index_io import IndexFileHandler
-from paimon_pyspark.table.paths import bucket_dir
+from paimon_pyspark.store.index_io import IndexFileHandler
+from paimon_pyspark.store.paths import bucket_dir
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 LOG = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class DataFileCandidate:
 
 @dataclass
 class SnapshotDeletion:
-    table: FileStoreTable
+    table: FileStore
     deleted_buckets: set[tuple[bytes, int]] = field(default_factory=set)
     _partition_dirs: dict[bytes, str] = field(default_factory=dict)
 

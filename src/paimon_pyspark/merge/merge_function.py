@@ -49,7 +49,7 @@ from paimon_pyspark.spec.key_value import RETRACTS, SEQUENCE_NUMBER, VALUE_KIND
 from paimon_pyspark.types.data_types import DataField
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 DEDUPLICATE = "deduplicate"
 PARTIAL_UPDATE = "partial-update"
@@ -112,7 +112,7 @@ class MergeSettings:
         return FieldAgg()
 
     @staticmethod
-    def from_table(table: FileStoreTable) -> MergeSettings:
+    def from_table(table: FileStore) -> MergeSettings:
         return MergeSettings.from_options(
             table.options.options, table.fields, table.primary_keys, table.name
         )

@@ -31,7 +31,7 @@ from paimon_pyspark.types.arrow import to_arrow_schema, to_arrow_type
 from paimon_pyspark.types.data_types import AtomicType, CharType, DataField
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 SYSTEM_FIELDS = (
     DataField(SEQUENCE_NUMBER_ID, SEQUENCE_NUMBER, AtomicType(name="BIGINT", nullable=False)),
@@ -40,13 +40,13 @@ SYSTEM_FIELDS = (
 _RETRACT_KINDS = pa.array(RETRACTS, pa.int8())
 
 
-def file_format_of(table: FileStoreTable, f: DataFileMeta) -> str:
+def file_format_of(table: FileStore, f: DataFileMeta) -> str:
     fmt = f.file_name.rsplit(".", 1)[-1].lower()
     return fmt if fmt in ("parquet", "orc", "avro") else table.options.file_format
 
 
 def read_data_file(
-    table: FileStoreTable,
+    table: FileStore,
     bucket_path: str,
     f: DataFileMeta,
     fields: Sequence[DataField],
@@ -90,9 +90,7 @@ def read_data_file(
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def read_kv_records(
-    table: FileStoreTable, bucket_path: str, files: Sequence[DataFileMeta]
-) -> pa.Table:
+def read_kv_records(table: FileStore, bucket_path: str, files: Sequence[DataFileMeta]) -> pa.Table:
     """All table columns + ``_SEQUENCE_NUMBER`` + ``_VALUE_KIND`` of ``files``, unmerged.
 
     The entry point for compaction and for the merge-on-read below.
@@ -105,7 +103,7 @@ def read_kv_records(
 
 
 def read_postpone_records(
-    table: FileStoreTable, bucket_path: str, files: Sequence[DataFileMeta]
+    table: FileStore, bucket_path: str, files: Sequence[DataFileMeta]
 ) -> pa.Table:
     """The records of postpone files (given in write order) numbered 0, 1, ... as written.
 
@@ -133,7 +131,7 @@ def raw_convertible(files: Sequence[DataFileMeta], settings: MergeSettings) -> b
 
 
 def merge_read(
-    table: FileStoreTable,
+    table: FileStore,
     bucket_path: str,
     files: Sequence[DataFileMeta],
     settings: MergeSettings,

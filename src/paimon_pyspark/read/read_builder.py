@@ -14,11 +14,11 @@ from paimon_pyspark.read.table_read import TableRead
 from paimon_pyspark.types.data_types import RowType
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 
 class ReadBuilder:
-    def __init__(self, table: FileStoreTable) -> None:
+    def __init__(self, table: FileStore) -> None:
         self.table = table
         self._projection: list[str] | None = None
         self._predicate: Predicate | None = None

@@ -25,13 +25,14 @@ from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.table_schema import TableSchema
-from paimon_pyspark.table.manifest_io import merge_entries
-from paimon_pyspark.table.paths import bucket_dir
+from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
+from paimon_pyspark.store.manifest_io import merge_entries
+from paimon_pyspark.store.paths import bucket_dir
+from paimon_pyspark.store.postpone import order_postpone_files
 from paimon_pyspark.types.data_types import DataType
-from paimon_pyspark.write.postpone import POSTPONE_BUCKET, order_postpone_files
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 _SPLIT_TARGET_SIZE = 128 * 1024 * 1024
 _OPEN_FILE_COST = 4 * 1024 * 1024
@@ -67,9 +68,7 @@ class Plan:
 
 
 class TableScan:
-    def __init__(
-        self, table: FileStoreTable, predicate: Predicate | None, limit: int | None
-    ) -> None:
+    def __init__(self, table: FileStore, predicate: Predicate | None, limit: int | None) -> None:
         self.table = table
         self.predicate = predicate
         self.limit = limit

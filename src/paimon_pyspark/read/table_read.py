@@ -25,7 +25,7 @@ from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.types.arrow import to_arrow_type
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 _READ_THREADS = 4
 
@@ -33,7 +33,7 @@ _READ_THREADS = 4
 class TableRead:
     def __init__(
         self,
-        table: FileStoreTable,
+        table: FileStore,
         projection: Sequence[str] | None,
         predicate: Predicate | None,
         limit: int | None,

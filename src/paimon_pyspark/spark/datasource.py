@@ -48,6 +48,7 @@ from paimon_pyspark.spark.tables import (
     table_options,
 )
 from paimon_pyspark.spark.write import commit_or_abort
+from paimon_pyspark.store.bucket_mode import BucketMode
 
 
 def _locate(options: dict[str, str]) -> tuple[str, str]:
@@ -96,7 +97,10 @@ class PaimonDataSource(DataSource):
         """``overwrite``: mode('overwrite') or INSERT OVERWRITE, a dynamic partition overwrite,
         or a static one with option ``overwrite-partition`` (``dt=2026-06-26,hr=10``)."""
         ref, table = ensure_table(self.warehouse, self.identifier, schema, self.opts)
-        if table.primary_keys and table.bucket_mode in ("HASH_DYNAMIC", "CROSS_PARTITION"):
+        if table.primary_keys and table.bucket_mode in (
+            BucketMode.HASH_DYNAMIC,
+            BucketMode.KEY_DYNAMIC,
+        ):
             # each task would run its own bucket assigner: a key could land in two buckets
             raise UnsupportedOptionError(
                 f"Table '{self.identifier}': format('paimon') cannot write a dynamic-bucket "

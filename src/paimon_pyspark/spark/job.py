@@ -31,8 +31,8 @@ from paimon_pyspark.compact.plan import plan_compaction, run_task, written_only
 from paimon_pyspark.errors import PaimonError
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.table.file_store_table import FileStoreTable
+from paimon_pyspark.table.write_builder import BatchWriteBuilder
 from paimon_pyspark.write.table_write import TableWrite
-from paimon_pyspark.write.write_builder import BatchWriteBuilder
 
 STAGING_DIR = ".paimon-staging"
 FINISHED = "_FINISHED"
@@ -200,18 +200,18 @@ class WriteJob:
         and a batch read skips level 0 of such tables, so the driver pushes level 0 up right
         after the data commit: the rows are visible once the job returns, as in Java.
         """
-        if not lookup_compaction_supported(table):
+        if not lookup_compaction_supported(table.store):
             return []
         if table.options.write_only:
             return []
         touched = {(m.partition, m.bucket) for m in messages if m.new_files}
-        plan = plan_compaction(table, False, buckets={b for _, b in touched})
+        plan = plan_compaction(table.store, False, buckets={b for _, b in touched})
         compacted = []
         commit = BatchWriteBuilder(table, self.commit_user).new_commit()
         try:
             for task in plan.tasks:
                 if (task.partition, task.bucket) in touched:
-                    message = run_task(table, task)
+                    message = run_task(table.store, task)
                     if message is not None:
                         compacted.append(message)
             return commit.commit(compacted) if compacted else []

@@ -27,7 +27,6 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
-from paimon_pyspark.commit.table_commit import TableCommit
 from paimon_pyspark.compact.plan import (
     CompactTask,
     PartitionFilter,
@@ -55,7 +54,9 @@ from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.spark.job import FINISHED, TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.write import commit_or_abort
 from paimon_pyspark.spec.commit_message import CommitMessage
-from paimon_pyspark.table.file_store_table import POSTPONE, FileStoreTable
+from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.table.file_store_table import FileStoreTable
+from paimon_pyspark.table.table_commit import TableCommit
 
 
 @dataclass(frozen=True)
@@ -71,14 +72,14 @@ class CompactJob(WriteJob):
         messages: list[CommitMessage] = []
         try:
             for task in tasks:
-                message = run_task(table, task)
+                message = run_task(table.store, task)
                 if message is not None:
                     messages.append(message)
             record = self._save_record(table, [written_only(m) for m in messages])
             if table.file_io.exists(os.path.join(self.staging_dir(table), FINISHED)):
                 raise PaimonError(f"compact job {self.commit_user} already finished")
         except BaseException:
-            TableCommit(table, self.commit_user).abort([written_only(m) for m in messages])
+            TableCommit(table.store, self.commit_user).abort([written_only(m) for m in messages])
             raise
         return TaskResult(record, tuple(messages))
 
@@ -90,12 +91,12 @@ class CompactJob(WriteJob):
         messages: list[CommitMessage] = []
         try:
             for task, records in items:
-                messages.append(compact_postpone_bucket(table, task, records))
+                messages.append(compact_postpone_bucket(table.store, task, records))
             record = self._save_record(table, [written_only(m) for m in messages])
             if table.file_io.exists(os.path.join(self.staging_dir(table), FINISHED)):
                 raise PaimonError(f"compact job {self.commit_user} already finished")
         except BaseException:
-            TableCommit(table, self.commit_user).abort([written_only(m) for m in messages])
+            TableCommit(table.store, self.commit_user).abort([written_only(m) for m in messages])
             raise
         return TaskResult(record, tuple(messages))
 
@@ -121,7 +122,7 @@ def compact(
         catalog.get_table(table), partitions, compact_strategy, where, options, buckets
     )
     ref = TableRef(warehouse, table, request.dynamic)
-    if request.table.bucket_mode == POSTPONE:
+    if request.table.bucket_mode == BucketMode.POSTPONE_MODE:
         return _compact_postpone(spark, ref, request.table, request.full, request.keep, say)
     plan = request.plan(say)
     if not plan.tasks:
@@ -157,7 +158,7 @@ def _compact_postpone(
     up to ``_MAX_MERGE_TASKS`` tasks: merge each group into its bucket. The driver adds one
     message per partition retiring its postpone files and commits once.
     """
-    plan = plan_postpone(loaded, keep)
+    plan = plan_postpone(loaded.store, keep)
     say(
         f"planned postpone compaction of {len(plan.partitions)} partition(s), "
         f"{plan.file_count} postpone file(s) of {ref.identifier} (snapshot {plan.snapshot_id})"
@@ -202,7 +203,7 @@ def _split_fn(ref: TableRef, offsets: list[int]) -> Any:
             index, part = pickle.loads(payload)
             if not isinstance(part, PostponePartition):
                 raise PaimonError(f"Unexpected postpone partition {type(part).__name__}")
-            for bucket, records in split_partition(table, part).items():
+            for bucket, records in split_partition(table.store, part).items():
                 yield offsets[index] + bucket, _to_ipc(records)
 
     return run
@@ -255,7 +256,7 @@ class RescaledTableRef(TableRef):
     bucket_num: int = 1
 
     def load(self) -> FileStoreTable:
-        return rescaled_table(super().load(), self.bucket_num)
+        return FileStoreTable.of(rescaled_table(super().load().store, self.bucket_num))
 
 
 def rescale(
@@ -279,8 +280,8 @@ def rescale(
     """
     say = reporter(progress)
     loaded = CatalogFactory.create({"warehouse": warehouse}).get_table(table)
-    keep = partition_filter(loaded, parse_partitions(partition), None)
-    plan = plan_rescale(loaded, bucket_num, keep)
+    keep = partition_filter(loaded.store, parse_partitions(partition), None)
+    plan = plan_rescale(loaded.store, bucket_num, keep)
     if not plan.splits:
         say(f"no real-bucket data in the chosen partitions of {table}: nothing to rescale")
         return None
@@ -321,7 +322,7 @@ def _rescale_read_fn(source: TableRef, bucket_num: int) -> Any:
             if rows.num_rows == 0:
                 continue
             rows = rows.cast(table.arrow_schema)
-            for bucket, group in group_by_bucket(table, rows, bucket_num).items():
+            for bucket, group in group_by_bucket(table.store, rows, bucket_num).items():
                 yield offset + bucket, _to_ipc(group)
 
     return run

@@ -24,24 +24,19 @@ from pyspark.sql.types import BinaryType, ByteType, IntegerType, StructField, St
 from paimon_pyspark.bucket.dynamic import key_assigner
 from paimon_pyspark.bucket.fixed import FixedBucketAssigner, hash_rows
 from paimon_pyspark.errors import OptionError, UnsupportedOptionError
+from paimon_pyspark.read.bootstrap import bootstrap_splits
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.tables import OVERWRITE_PARTITION, ensure_table, plan_overwrite
 from paimon_pyspark.spec.key_value import VALUE_KIND
+from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.postpone import known_num_buckets
 from paimon_pyspark.table.file_store_table import (
-    CROSS_PARTITION,
-    HASH_DYNAMIC,
-    HASH_FIXED,
-    POSTPONE,
     FileStoreTable,
 )
-from paimon_pyspark.write.dynamic import (
-    DynamicBucketWrite,
-    bootstrap_splits,
-    new_global_assigner,
-)
-from paimon_pyspark.write.postpone import PostponeRouting, known_num_buckets
+from paimon_pyspark.write.dynamic import DynamicBucketWrite, new_global_assigner
+from paimon_pyspark.write.postpone import PostponeRouting
 from paimon_pyspark.write.table_write import TableWrite
 
 BUCKET_COLUMN = "_paimon_bucket"
@@ -116,20 +111,20 @@ def commit_or_abort(job: WriteJob, results: list[TaskResult]) -> list[int]:
 
 def _plan(df: DataFrame, table: FileStoreTable, job: WriteJob) -> DataFrame:
     result_schema = StructType([StructField("record", BinaryType(), False)])
-    if table.bucket_mode == HASH_FIXED:
+    if table.bucket_mode == BucketMode.HASH_FIXED:
         with_bucket = df.mapInArrow(
             _bucket_fn(job.ref, table.bucket_keys),
             StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType(), False)]),
         )
         shuffled = with_bucket.repartition(*table.partition_keys, BUCKET_COLUMN)
         return shuffled.mapInArrow(_write_fn(job, drop_bucket=True), result_schema)
-    if table.bucket_mode == HASH_DYNAMIC:
+    if table.bucket_mode == BucketMode.HASH_DYNAMIC:
         return _plan_dynamic(df, table, job, result_schema)
-    if table.bucket_mode == POSTPONE:
+    if table.bucket_mode == BucketMode.POSTPONE_MODE:
         return _plan_postpone(df, table, job, result_schema)
-    if table.bucket_mode == CROSS_PARTITION:
+    if table.bucket_mode == BucketMode.KEY_DYNAMIC:
         return _plan_cross_partition(df, table, job, result_schema)
-    if table.bucket_mode != "BUCKET_UNAWARE":
+    if table.bucket_mode != BucketMode.BUCKET_UNAWARE:
         raise UnsupportedOptionError(
             f"Table '{table.name}': bucket mode {table.bucket_mode} is not supported yet."
         )
@@ -162,7 +157,7 @@ def _plan_dynamic(
     overwrite = job.overwrite is not None
 
     def add_assigner(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        dw = DynamicBucketWrite(ref.load(), overwrite)
+        dw = DynamicBucketWrite(ref.load().store, overwrite)
         for batch in batches:
             ids = key_assigner(dw.key_hashes(batch), n)
             yield batch.append_column(pa.field(ASSIGNER_COLUMN, pa.int32(), False), pa.array(ids))
@@ -177,7 +172,7 @@ def _plan_dynamic(
             for i in np.unique(ids).tolist():
                 dw = assigners.get(i)
                 if dw is None:
-                    dw = assigners[i] = DynamicBucketWrite(loaded, overwrite, n, i)
+                    dw = assigners[i] = DynamicBucketWrite(loaded.store, overwrite, n, i)
                 rows = np.flatnonzero(ids == i)
                 buckets[rows] = dw.assign(data.take(pa.array(rows)))
             out = data.append_column(pa.field(BUCKET_COLUMN, pa.int32(), False), pa.array(buckets))
@@ -227,7 +222,9 @@ def _plan_cross_partition(
             f"Table '{table.name}': overwriting a cross-partition upsert table (bucket = -1, "
             "primary key without every partition key) is not supported by paimon_pyspark yet."
         )
-    new_global_assigner(table)  # a merge engine the key index cannot serve fails on the driver
+    new_global_assigner(
+        table.store
+    )  # a merge engine the key index cannot serve fails on the driver
     spark = df.sparkSession
     o = table.options
     n = max(1, o.dynamic_bucket_assigner_parallelism or spark.sparkContext.defaultParallelism)
@@ -262,13 +259,13 @@ def _plan_cross_partition(
         yield from data.cast(routed_arrow).to_batches()
 
     def tag_new(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        with TableWrite(ref.load(), commit_user) as tw:  # aligns and adds row kinds only
+        with TableWrite(ref.load().store, commit_user) as tw:  # aligns and adds row kinds only
             for batch in batches:
                 yield from routed(tw.rows_with_kinds(pa.Table.from_batches([batch])), -1)
 
     snapshot = table.snapshot_manager.latest()
     incoming = df.mapInArrow(tag_new, routed_schema)
-    splits = [] if snapshot is None else bootstrap_splits(table, snapshot)
+    splits = [] if snapshot is None else bootstrap_splits(table.store, snapshot)
     if splits:
         snapshot_id = str(snapshot.id) if snapshot is not None else ""
 
@@ -310,7 +307,7 @@ def _plan_cross_partition(
         tags = rows.column(BOOTSTRAP_COLUMN).to_numpy()
         data = rows.select([*names, VALUE_KIND]).cast(table_arrow.append(kind_field))
         for i in np.unique(ids).tolist():
-            assigner = new_global_assigner(loaded, n, i)
+            assigner = new_global_assigner(loaded.store, n, i)
             live = np.flatnonzero((ids == i) & (tags >= 0))
             if len(live):
                 assigner.bootstrap_rows(data.take(live).select(located), tags[live])
@@ -365,9 +362,12 @@ def postpone_bucket_counts(table: FileStoreTable) -> dict[bytes, int] | None:
     """A postpone table's fixed-bucket write: the bucket count of every partition with real
     buckets in the latest snapshot, read once on the driver (PostponeUtils.getKnownNumBuckets).
     None for any other write."""
-    if table.bucket_mode != POSTPONE or not table.options.postpone_batch_write_fixed_bucket:
+    if (
+        table.bucket_mode != BucketMode.POSTPONE_MODE
+        or not table.options.postpone_batch_write_fixed_bucket
+    ):
         return None
-    return known_num_buckets(table, table.snapshot_manager.latest())
+    return known_num_buckets(table.store, table.snapshot_manager.latest())
 
 
 def _plan_postpone(
@@ -385,7 +385,7 @@ def _plan_postpone(
     ref = job.ref
 
     def add_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        routing = PostponeRouting(ref.load(), fixed=True)
+        routing = PostponeRouting(ref.load().store, fixed=True)
         routing.pin(counts)
         for batch in batches:
             buckets = pa.array(routing.assign(batch))

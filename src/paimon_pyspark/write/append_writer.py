@@ -21,7 +21,7 @@ from paimon_pyspark.spec.data_file_meta import (
     FILE_SOURCE_APPEND,
     DataFileMeta,
 )
-from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.types.data_types import DataField
 from paimon_pyspark.write.data_file import BucketDir
 

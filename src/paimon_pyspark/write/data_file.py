@@ -12,7 +12,7 @@ from paimon_pyspark.format.files import EXTENSIONS
 from paimon_pyspark.format.writers import FormatWriter
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
-from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.types.data_types import DataField
 
 

@@ -20,6 +20,7 @@ A caller that assigned buckets itself (a Spark job after its assigner stage) pas
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,31 +33,35 @@ from paimon_pyspark.bucket.fixed import hash_rows
 from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.spec.binary_row import serialize_with_arity
 from paimon_pyspark.spec.manifest import IndexFileMeta
-from paimon_pyspark.table.index_io import HASH_INDEX, IndexFileHandler
-from paimon_pyspark.table.paths import PathFactory
-from paimon_pyspark.write.append_writer import local_now_millis
+from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.index_io import HASH_INDEX, IndexFileHandler
+from paimon_pyspark.store.paths import PathFactory
 
 if TYPE_CHECKING:
-    from paimon_pyspark.read.scan import DataSplit
     from paimon_pyspark.spec.snapshot import Snapshot
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 I32 = npt.NDArray[np.int32]
 Indices = npt.NDArray[np.intp]
 
-CROSS_PARTITION = "CROSS_PARTITION"
+
+KeyIndexBootstrap = Callable[["FileStore", "Snapshot | None"], GlobalIndexAssigner]
+"""Builds the cross-partition key index of a snapshot (Java's IndexBootstrap). Reading the
+table's keys is a read, which sits above the writers, so the facade hands it in."""
 
 
 class DynamicBucketWrite:
     def __init__(
         self,
-        table: FileStoreTable,
+        table: FileStore,
         ignore_previous_files: bool,
         num_assigners: int = 1,
         assign_id: int = 0,
+        bootstrap: KeyIndexBootstrap | None = None,
     ) -> None:
         self.table = table
-        self.cross = table.bucket_mode == CROSS_PARTITION
+        self.bootstrap = bootstrap
+        self.cross = table.bucket_mode == BucketMode.KEY_DYNAMIC
         self.ignore_previous_files = ignore_previous_files
         self.key_names = table.table_schema.trimmed_primary_keys()
         self.key_types = [table.table_schema.field(k).type for k in self.key_names]
@@ -89,7 +94,13 @@ class DynamicBucketWrite:
         if self.cross and buckets is None:
             # a writer given buckets (a Spark write stage) never needs the key index
             if self.global_assigner is None:
-                self.global_assigner = bootstrapped_global_assigner(self.table, self.snapshot)
+                if self.bootstrap is None:
+                    raise UnsupportedOptionError(
+                        f"Table '{self.table.name}': a cross-partition upsert write without "
+                        "given buckets needs the table's key index; open the write from "
+                        "table.new_batch_write_builder()."
+                    )
+                self.global_assigner = self.bootstrap(self.table, self.snapshot)
             data, buckets = self.global_assigner.process(data)
         if not self.cross:
             self._batch_hashes = self.key_hashes(data)
@@ -178,7 +189,7 @@ def sorted_unique(values: I32) -> I32:
     return out[keep]
 
 
-def partition_groups(table: FileStoreTable, data: pa.Table) -> list[tuple[bytes, Indices | None]]:
+def partition_groups(table: FileStore, data: pa.Table) -> list[tuple[bytes, Indices | None]]:
     """(partition bytes, row indices) per partition of ``data``; None: all rows."""
     keys = table.partition_keys
     types = table.partition_types
@@ -200,7 +211,7 @@ def partition_groups(table: FileStoreTable, data: pa.Table) -> list[tuple[bytes,
 
 
 def new_global_assigner(
-    table: FileStoreTable, num_assigners: int = 1, assign_id: int = 0
+    table: FileStore, num_assigners: int = 1, assign_id: int = 0
 ) -> GlobalIndexAssigner:
     """An empty GlobalIndexAssigner for ``table`` (raises for a merge engine it cannot serve)."""
     schema = table.arrow_schema
@@ -216,37 +227,3 @@ def new_global_assigner(
         num_assigners,
         assign_id,
     )
-
-
-def bootstrap_splits(table: FileStoreTable, snapshot: Snapshot) -> list[DataSplit]:
-    """The splits of ``snapshot`` whose keys a cross-partition bootstrap reads (IndexBootstrap):
-    buckets with no file newer than ``cross-partition-upsert.index-ttl`` are left out."""
-    pinned = table.copy({"scan.snapshot-id": str(snapshot.id)})
-    splits = pinned.new_read_builder().new_scan().plan().splits()
-    ttl = table.options.cross_partition_upsert_index_ttl_ms
-    if ttl is None:
-        return splits
-    now = local_now_millis()
-    return [
-        s
-        for s in splits
-        if any(f.creation_time is not None and now <= f.creation_time + ttl for f in s.files)
-    ]
-
-
-def bootstrapped_global_assigner(
-    table: FileStoreTable, snapshot: Snapshot | None
-) -> GlobalIndexAssigner:
-    """A GlobalIndexAssigner holding the live keys of ``snapshot`` (Java's IndexBootstrap),
-    read split by split in this process. The Spark writer reads the same splits one task
-    each and routes the keys by hash to its assigners instead (spark/write.py)."""
-    assigner = new_global_assigner(table)
-    if snapshot is None:
-        return assigner
-    keys = table.table_schema.trimmed_primary_keys()
-    pinned = table.copy({"scan.snapshot-id": str(snapshot.id)})
-    read = pinned.new_read_builder().with_projection(keys).new_read()
-    for split in bootstrap_splits(table, snapshot):
-        rows = read.to_arrow([split])
-        assigner.bootstrap(rows, split.partition, list(split.partition_values), split.bucket)
-    return assigner

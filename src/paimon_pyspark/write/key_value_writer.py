@@ -33,14 +33,14 @@ from paimon_pyspark.spec.key_value import (
     VALUE_KIND,
     kv_fields,
 )
-from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.types.arrow import to_arrow_schema
 from paimon_pyspark.types.data_types import DataField, DataType
 from paimon_pyspark.write.append_writer import local_now_millis
 from paimon_pyspark.write.data_file import BucketDir
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 _PIECE_BYTES = 64 * 1024 * 1024
 """Largest chunk handed to the format writer at once: rolling is checked between chunks."""
@@ -85,7 +85,7 @@ class KvFileSettings:
         return to_arrow_schema(self.physical_fields)
 
     @staticmethod
-    def from_table(table: FileStoreTable) -> KvFileSettings:
+    def from_table(table: FileStore) -> KvFileSettings:
         o = table.options
         schema = table.table_schema
         trimmed = schema.trimmed_primary_keys()
@@ -244,7 +244,7 @@ def _key_at(records: pa.Table, keys: Sequence[str], row: int) -> list[Any]:
 
 
 def write_sorted_run(
-    table: FileStoreTable,
+    table: FileStore,
     partition_values: list[Any],
     bucket: int,
     records: pa.Table,

@@ -38,22 +38,20 @@ import pyarrow.compute as pc
 
 from paimon_pyspark.bucket.cross_partition import dense_codes
 from paimon_pyspark.bucket.fixed import FixedBucketAssigner, buckets_of
-from paimon_pyspark.errors import CorruptTableError, OptionError
+from paimon_pyspark.errors import OptionError
 from paimon_pyspark.format.writers import FormatWriter
 from paimon_pyspark.spec.binary_row import serialize_with_arity
 from paimon_pyspark.spec.data_file_meta import EMPTY_STATS, FILE_SOURCE_APPEND, DataFileMeta
 from paimon_pyspark.spec.key_value import RETRACTS, SEQUENCE_NUMBER
-from paimon_pyspark.spec.snapshot import Snapshot
-from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
+from paimon_pyspark.store.paths import PathFactory
+from paimon_pyspark.store.postpone import known_num_buckets, postpone_file_prefix
 from paimon_pyspark.write.append_writer import local_now_millis
 from paimon_pyspark.write.data_file import BucketDir
 from paimon_pyspark.write.key_value_writer import KvFileSettings, to_physical
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
-
-POSTPONE_BUCKET = -2
-"""Java's BucketMode.POSTPONE_BUCKET: the bucket id (and total buckets) of postpone files."""
+    from paimon_pyspark.store.file_store import FileStore
 
 UNKNOWN_SEQUENCE = -1
 """Java's KeyValue.UNKNOWN_SEQUENCE, the sequence number of every postpone record."""
@@ -64,46 +62,11 @@ Indices = npt.NDArray[np.intp]
 Route = tuple[bytes, list[Any], int, Indices | None]
 
 
-def postpone_file_prefix(data_file_prefix: str, commit_user: str, write_id: int) -> str:
-    """``data--u-<user>-s-<id>-w-`` with the default prefix (Java's double dash included)."""
-    return f"{data_file_prefix}-u-{commit_user}-s-{write_id}-w-"
-
-
-def known_num_buckets(table: FileStoreTable, snapshot: Snapshot | None) -> dict[bytes, int]:
-    """Partition bytes -> bucket count of its real buckets (PostponeUtils.getKnownNumBuckets)."""
-    known: dict[bytes, int] = {}
-    if snapshot is None:
-        return known
-    for e in table.manifest_io.live_entries(snapshot):
-        if e.bucket < 0 or e.total_buckets <= 0:
-            continue
-        old = known.setdefault(e.partition, e.total_buckets)
-        if old != e.total_buckets:
-            raise CorruptTableError(
-                f"Table '{table.name}': a partition has real buckets of two bucket counts, "
-                f"{old} and {e.total_buckets}."
-            )
-    return known
-
-
-def order_postpone_files(files: list[DataFileMeta]) -> list[DataFileMeta]:
-    """Postpone files in the order their records were written: by creation time, then by
-    writer and file counter (``...-w-<uuid>-<n>``); the sort is stable, so files created in
-    the same millisecond keep their manifest (commit) order."""
-
-    def counter(f: DataFileMeta) -> int:
-        stem = f.file_name.rsplit(".", 1)[0]
-        tail = stem.rsplit("-", 1)[-1]
-        return int(tail) if tail.isdigit() else 0
-
-    return sorted(files, key=lambda f: (f.creation_time, counter(f)))
-
-
 class PostponeRouting:
     """Sends the rows of each partition to the postpone bucket, or (fixed-bucket batch writes)
     to the real bucket their key hashes to, with the partition's bucket count."""
 
-    def __init__(self, table: FileStoreTable, fixed: bool) -> None:
+    def __init__(self, table: FileStore, fixed: bool) -> None:
         self.table = table
         self.fixed = fixed
         self.default_buckets = table.options.postpone_default_bucket_num
@@ -180,7 +143,7 @@ class PostponeRouting:
                     yield partition, values, int(sorted_buckets[lo]), rows[order[lo:hi]]
 
 
-def postpone_settings(table: FileStoreTable, commit_user: str) -> KvFileSettings:
+def postpone_settings(table: FileStore, commit_user: str) -> KvFileSettings:
     """The table's KV file settings with the postpone prefix and no statistics."""
     s = KvFileSettings.from_table(table)
     write_id = random.randrange(2**31 - 1)

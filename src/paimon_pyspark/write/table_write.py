@@ -48,19 +48,15 @@ from paimon_pyspark.spec.binary_row import deserialize_with_arity, serialize_wit
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement, DataIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import DELETE, RETRACTS, ROW_KIND_NAMES, VALUE_KIND
-from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET, BucketMode
+from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.write.append_writer import AppendWriter, WriterSettings
-from paimon_pyspark.write.dynamic import DynamicBucketWrite
+from paimon_pyspark.write.dynamic import DynamicBucketWrite, KeyIndexBootstrap
 from paimon_pyspark.write.key_value_writer import KeyValueWriter, KvFileSettings
-from paimon_pyspark.write.postpone import (
-    POSTPONE_BUCKET,
-    PostponeBucketWriter,
-    PostponeRouting,
-    postpone_settings,
-)
+from paimon_pyspark.write.postpone import PostponeBucketWriter, PostponeRouting, postpone_settings
 
 if TYPE_CHECKING:
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 _FLUSH_BYTES = 64 * 1024 * 1024
 
@@ -83,6 +79,9 @@ class TableWrite:
     commit, see spark/job.py). Writers sharing a bucket (stride > 1) never compact at commit:
     each would rewrite the same live files.
 
+    ``key_index_bootstrap`` reads the live keys of a cross-partition upsert table (the facade
+    passes ``read.bootstrap.bootstrapped_global_assigner``); a write given its buckets needs none.
+
     ``ignore_previous_files`` (an overwrite, Java's ``withIgnorePreviousFiles``): the files in
     the table are about to be replaced, so sequence numbers start at 0 and the table's bucket
     count is not checked against them.
@@ -90,10 +89,11 @@ class TableWrite:
 
     def __init__(
         self,
-        table: FileStoreTable,
+        table: FileStore,
         commit_user: str,
         sequence_slot: tuple[int, int] | None = None,
         ignore_previous_files: bool = False,
+        key_index_bootstrap: KeyIndexBootstrap | None = None,
     ) -> None:
         table.check_writable()
         mode = table.bucket_mode
@@ -109,14 +109,16 @@ class TableWrite:
         self.commit_user = commit_user
         o = table.options
         self.num_buckets = o.bucket
-        self.fixed = mode == "HASH_FIXED"
+        self.fixed = mode == BucketMode.HASH_FIXED
         self.postpone: PostponeRouting | None = None
-        if mode == "POSTPONE_MODE":  # write/postpone.py
+        if mode == BucketMode.POSTPONE_MODE:  # write/postpone.py
             self.postpone = PostponeRouting(table, o.postpone_batch_write_fixed_bucket)
             self.postpone_files = postpone_settings(table, commit_user)
         self.dynamic: DynamicBucketWrite | None = None  # bucket = -1 PK tables: write/dynamic.py
-        if mode in ("HASH_DYNAMIC", "CROSS_PARTITION"):
-            self.dynamic = DynamicBucketWrite(table, ignore_previous_files)
+        if mode in (BucketMode.HASH_DYNAMIC, BucketMode.KEY_DYNAMIC):
+            self.dynamic = DynamicBucketWrite(
+                table, ignore_previous_files, bootstrap=key_index_bootstrap
+            )
         self.assigner: FixedBucketAssigner | None = None
         if self.fixed:
             key_types = [table.table_schema.field(k).type for k in table.bucket_keys]

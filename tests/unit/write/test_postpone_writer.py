@@ -12,13 +12,10 @@ from paimon_pyspark import FileSystemCatalog, Schema
 from paimon_pyspark.bucket.fixed import FixedBucketAssigner
 from paimon_pyspark.spec.binary_row import serialize_with_arity
 from paimon_pyspark.spec.data_file_meta import EMPTY_ROW_BYTES, EMPTY_STATS, DataFileMeta
+from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
+from paimon_pyspark.store.postpone import order_postpone_files, postpone_file_prefix
 from paimon_pyspark.types.data_types import AtomicType
-from paimon_pyspark.write.postpone import (
-    POSTPONE_BUCKET,
-    PostponeRouting,
-    order_postpone_files,
-    postpone_file_prefix,
-)
+from paimon_pyspark.write.postpone import PostponeRouting
 
 SCHEMA = pa.schema(
     [pa.field("k", pa.int64(), nullable=False), pa.field("pt", pa.string(), nullable=False)]

@@ -20,7 +20,7 @@ from paimon_pyspark.spec.binary_row import deserialize_with_arity, serialize_wit
 from paimon_pyspark.spec.data_file_meta import SimpleStats
 from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
-from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.types.data_types import DataType
 
 _CACHE_LIMIT = 512

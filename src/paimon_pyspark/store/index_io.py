@@ -22,7 +22,7 @@ from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.manifest import IndexFileMeta, IndexManifestEntry
 from paimon_pyspark.spec.snapshot import Snapshot
-from paimon_pyspark.table.paths import PathFactory
+from paimon_pyspark.store.paths import PathFactory
 
 HASH_INDEX = "HASH"
 DELETION_VECTORS_INDEX = "DELETION_VECTORS"

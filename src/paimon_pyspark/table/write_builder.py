@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from paimon_pyspark.commit.overwrite import Overwrite, partition_spec
-from paimon_pyspark.commit.table_commit import TableCommit
 from paimon_pyspark.errors import CommitError
+from paimon_pyspark.read.bootstrap import bootstrapped_global_assigner
+from paimon_pyspark.table.table_commit import TableCommit
 from paimon_pyspark.write.table_write import TableWrite
 
 if TYPE_CHECKING:
@@ -75,11 +76,12 @@ class BatchWriteBuilder:
     def new_write(self, sequence_slot: tuple[int, int] | None = None) -> TableWrite:
         """A TableWrite; ``sequence_slot`` = (index, stride) for writers sharing PK buckets."""
         return TableWrite(
-            self.table,
+            self.table.store,
             self.commit_user,
             sequence_slot,
             ignore_previous_files=self.overwrite_spec is not None,
+            key_index_bootstrap=bootstrapped_global_assigner,
         )
 
     def new_commit(self) -> TableCommit:
-        return TableCommit(self.table, self.commit_user, self.overwrite_spec)
+        return TableCommit(self.table.store, self.commit_user, self.overwrite_spec)

@@ -21,17 +21,17 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
+from paimon_pyspark.commit.file_store_commit import FileStoreCommit, new_store_commit
 from paimon_pyspark.errors import CommitConflictError, CommitError
 from paimon_pyspark.maintenance.expire import ExpireSnapshots
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, ManifestCommittable
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER
-from paimon_pyspark.table.paths import bucket_dir
+from paimon_pyspark.store.paths import bucket_dir
 
 if TYPE_CHECKING:
-    from paimon_pyspark.commit.file_store_commit import FileStoreCommit
     from paimon_pyspark.commit.overwrite import Overwrite
-    from paimon_pyspark.table.file_store_table import FileStoreTable
+    from paimon_pyspark.store.file_store import FileStore
 
 IdentifierOrCommittable = TypeVar("IdentifierOrCommittable", int, ManifestCommittable)
 
@@ -40,9 +40,9 @@ LOG = logging.getLogger(__name__)
 
 class TableCommit:
     def __init__(
-        self, table: FileStoreTable, commit_user: str, overwrite: Overwrite | None = None
+        self, store: FileStore, commit_user: str, overwrite: Overwrite | None = None
     ) -> None:
-        self.table = table
+        self.store = store
         self.commit_user = commit_user
         self.overwrite = overwrite
         self._committed = False
@@ -75,7 +75,7 @@ class TableCommit:
         """
         if self._committed and commit_identifier is None:
             raise CommitError(
-                f"Table '{self.table.name}': a batch commit can only be committed once."
+                f"Table '{self.store.name}': a batch commit can only be committed once."
             )
         self._check_messages(commit_messages)
         identifier = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
@@ -110,14 +110,14 @@ class TableCommit:
         Only a commit user with a snapshot of its own pays for the check; files half present
         mean a corrupt retry and fail the commit instead of adding files twice.
         """
-        sm = self.table.snapshot_manager
+        sm = self.store.snapshot_manager
         if sm.latest_snapshot_of_user(self.commit_user) is None:
             return False
         latest = sm.latest()
         assert latest is not None
         live = {
             (e.partition, e.bucket, e.file.file_name, e.file.level)
-            for e in self.table.manifest_io.live_entries(latest)
+            for e in self.store.manifest_io.live_entries(latest)
         }
         # What these messages leave live, by level: a compaction that only moves a file up keeps
         # its name, so a name alone would mistake a new commit for a retry of an old one.
@@ -137,7 +137,7 @@ class TableCommit:
             return True
         if present:
             raise CommitConflictError(
-                f"Table '{self.table.name}': {present} of the {len(ours)} files of this commit "
+                f"Table '{self.store.name}': {present} of the {len(ours)} files of this commit "
                 "are already committed; nothing was committed."
             )
         return False
@@ -166,7 +166,7 @@ class TableCommit:
         pending = self.filter_committed(list(messages_by_identifier))
         if self.overwrite is not None and len(pending) > 1:
             raise CommitError(
-                f"Table '{self.table.name}': an overwrite commits one set of messages, got "
+                f"Table '{self.store.name}': an overwrite commits one set of messages, got "
                 f"{len(pending)} pending identifiers."
             )
         for identifier in pending:
@@ -185,15 +185,15 @@ class TableCommit:
         A failure is logged, never raised: the commit before it is already in the table.
         """
         try:
-            options = self.table.options
+            options = self.store.options
             if options.write_only:
                 return
             options.snapshot_expire_execution_mode  # noqa: B018 - validates: sync and async run here
-            ExpireSnapshots(self.table).expire()
+            ExpireSnapshots(self.store).expire()
         except Exception:
             LOG.warning(
                 "Table '%s': snapshot expiration after the commit failed; the commit stands.",
-                self.table.name,
+                self.store.name,
                 exc_info=True,
             )
 
@@ -207,10 +207,10 @@ class TableCommit:
             inputs = {f.file_name for f in m.compact_increment.compact_before}
             after = [f for f in m.compact_increment.compact_after if f.file_name not in inputs]
             for f in m.data_increment.new_files + tuple(after):
-                self.table.file_io.delete_quietly(self.data_file_path(m, f.file_name))
-            index_dir = os.path.join(self.table.path, "index")
+                self.store.file_io.delete_quietly(self.data_file_path(m, f.file_name))
+            index_dir = os.path.join(self.store.path, "index")
             for i in m.data_increment.new_index_files + m.compact_increment.new_index_files:
-                self.table.file_io.delete_quietly(
+                self.store.file_io.delete_quietly(
                     i.external_path or os.path.join(index_dir, i.file_name)
                 )
 
@@ -218,19 +218,19 @@ class TableCommit:
         pass
 
     def data_file_path(self, m: CommitMessage, file_name: str) -> str:
-        values = deserialize_with_arity(m.partition, self.table.partition_types)
-        rel = self.table.partition_rel_path(values)
-        base = os.path.join(self.table.path, rel) if rel else self.table.path
+        values = deserialize_with_arity(m.partition, self.store.partition_types)
+        rel = self.store.partition_rel_path(values)
+        base = os.path.join(self.store.path, rel) if rel else self.store.path
         return os.path.join(base, bucket_dir(m.bucket), file_name)
 
     def _store_commit(self) -> FileStoreCommit:
-        return self.table.store_commit(self.commit_user)
+        return new_store_commit(self.store, self.commit_user)
 
     def _check_messages(self, messages: Sequence[CommitMessage]) -> None:
         for m in messages:
             if not isinstance(m, CommitMessage):
                 raise CommitError(
-                    f"Table '{self.table.name}': commit() takes CommitMessage objects from "
+                    f"Table '{self.store.name}': commit() takes CommitMessage objects from "
                     f"prepare_commit(), got {type(m).__name__}."
                 )
 
@@ -238,9 +238,9 @@ class TableCommit:
         for m in messages:
             for f in m.data_increment.new_files + m.compact_increment.compact_after:
                 path = self.data_file_path(m, f.file_name)
-                if not self.table.file_io.exists(path):
+                if not self.store.file_io.exists(path):
                     raise CommitError(
-                        f"Table '{self.table.name}': data file {path} of a commit message is "
+                        f"Table '{self.store.name}': data file {path} of a commit message is "
                         "missing; nothing was committed."
                     )
 

@@ -1,0 +1,1 @@
+"""The store layer: a table's files, managers, manifests and options, below every operation."""
