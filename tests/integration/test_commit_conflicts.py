@@ -78,11 +78,11 @@ def test_two_compactions_of_one_bucket_planned_together_conflict_on_levels(
     assert message_a is not None and message_b is not None
     for m in (message_a, message_b):
         assert [f.level for f in m.compact_increment.compact_after] == [5]
-    TableCommit(table, "compactor-a").commit([message_a])
+    TableCommit(table.store, "compactor-a").commit([message_a])
     before = state(table)
 
     with pytest.raises(CommitConflictError, match="LSM conflicts detected!") as err:
-        TableCommit(table, "compactor-b").commit([message_b])
+        TableCommit(table.store, "compactor-b").commit([message_b])
     text = str(err.value)
     assert "partition dt='a', bucket 0, level 5" in text
     (a_file,) = message_a.compact_increment.compact_after
@@ -122,10 +122,10 @@ def test_compact_commit_putting_an_overlapping_file_on_level_1_fails(
     table = make(catalog, "t", {"bucket": "1"})
     write_commit(table, rows(range(1, 11)))
     (f1,) = live_files(table)
-    TableCommit(table, "c1").commit([upgrade(table, f1, 1)])
+    TableCommit(table.store, "c1").commit([upgrade(table, f1, 1)])
     write_commit(table, rows(range(20, 31)))
     f2 = live_files(table)[-1]
-    TableCommit(table, "c2").commit([upgrade(table, f2, 1)])  # keys 20..30 after 1..10: fine
+    TableCommit(table.store, "c2").commit([upgrade(table, f2, 1)])  # keys 20..30 after 1..10: fine
     assert [f.level for f in live_files(table)] == [1, 1]
 
     for keys in (range(5, 16), range(30, 41)):  # overlapping, and touching at key 30
@@ -133,7 +133,7 @@ def test_compact_commit_putting_an_overlapping_file_on_level_1_fails(
         f3 = live_files(table)[-1]
         before = state(table)
         with pytest.raises(CommitConflictError, match="LSM conflicts detected!") as err:
-            TableCommit(table, "c3").commit([upgrade(table, f3, 1)])
+            TableCommit(table.store, "c3").commit([upgrade(table, f3, 1)])
         assert "level 1" in str(err.value) and f3.file_name in str(err.value)
         assert state(table) == before
 
@@ -153,7 +153,7 @@ def test_compaction_planned_before_a_rescale_fails_on_total_buckets(
         CommitConflictError,
         match=r"total buckets of partition dt='a' changed from 2 to 1 without overwrite",
     ):
-        TableCommit(table, "compactor").commit([message])
+        TableCommit(table.store, "compactor").commit([message])
     assert state(table) == before
 
 
@@ -174,13 +174,13 @@ def test_writer_with_another_bucket_count_is_checked_as_java_checks_it(
     error = r"total buckets of partition dt='a' changed from 1 to 2 without overwrite"
 
     with pytest.raises(CommitConflictError, match=error):
-        TableCommit(table, "stale").append_commit_check_conflict().commit(messages)
+        TableCommit(table.store, "stale").append_commit_check_conflict().commit(messages)
     assert state(table) == before
     with pytest.raises(CommitConflictError, match=error):
-        TableCommit(table, "stale").filter_and_commit({7: messages})
+        TableCommit(table.store, "stale").filter_and_commit({7: messages})
     assert state(table) == before
 
-    TableCommit(table, "stale").commit(messages)  # Java's default: appends are not checked
+    TableCommit(table.store, "stale").commit(messages)  # Java's default: appends are not checked
     after_append = state(table)
     assert after_append[0] == (before[0] or 0) + 1
     with pytest.raises(CommitConflictError, match="changed from 1 to 2 without overwrite"):
@@ -252,10 +252,10 @@ def test_a_commit_user_moving_its_own_file_up_is_not_taken_for_a_retry(
         message.total_buckets,
         compact_increment=CompactIncrement(compact_before=(written,), compact_after=(upgraded,)),
     )
-    assert TableCommit(table, "driver").commit([move_up]) == [2]
+    assert TableCommit(table.store, "driver").commit([move_up]) == [2]
     live = table.manifest_io.live_entries(table.snapshot_manager.latest())
     assert [(e.file.file_name, e.file.level) for e in live] == [(written.file_name, 5)]
-    assert TableCommit(table, "driver").commit([move_up]) == []  # now a retry: nothing added
+    assert TableCommit(table.store, "driver").commit([move_up]) == []  # now a retry: nothing added
     assert sort_rows(read_all(table)) == sort_rows(rows(range(10)))
 
 

@@ -76,7 +76,7 @@ def snapshot_rows(table: FileStoreTable) -> dict[int, list[dict[str, object]]]:
 
 def referenced_files(table: FileStoreTable, snapshot: Snapshot) -> set[str]:
     """Every file ``snapshot`` reaches: lists, manifests, data files, index manifest and files."""
-    deletion = SnapshotDeletion(table)
+    deletion = SnapshotDeletion(table.store)
     mio = table.manifest_io
     out = {mio.path(snapshot.base_manifest_list), mio.path(snapshot.delta_manifest_list)}
     out |= {mio.path(m.file_name) for m in mio.data_manifests(snapshot)}
@@ -143,7 +143,7 @@ def test_retain_max_keeps_newest_and_every_retained_snapshot_reads_its_rows(
         write_commit(table, append_rows(i))
     before = snapshot_rows(table)
     dead = {
-        SnapshotDeletion(table).data_file_path(e)
+        SnapshotDeletion(table.store).data_file_path(e)
         for e in table.manifest_io.live_entries(table.snapshot_manager.snapshot(4))
     }
     assert dead and all(os.path.exists(f) for f in dead)
@@ -177,7 +177,7 @@ def test_defaults_after_commit_expire_nothing_younger_than_an_hour(
     assert_retained_intact(table)
     assert rows_at(table, 1) == sort_rows(append_rows(0))
     # the same table an hour and a half later: the newest 10 stay, the rest expire
-    n = ExpireSnapshots(table).expire(now_ms=int(time.time() * 1000) + 90 * 60 * 1000)
+    n = ExpireSnapshots(table.store).expire(now_ms=int(time.time() * 1000) + 90 * 60 * 1000)
     assert n == 7
     assert table.snapshot_manager.list_ids() == list(range(8, 18))
     assert_retained_intact(table)
@@ -228,16 +228,16 @@ def test_time_retained_min_and_limit(catalog: FileSystemCatalog) -> None:
         write_commit(table, append_rows(i))
     later = int(time.time() * 1000) + 2 * 3600 * 1000
     limited = ExpireConfig(retain_min=2, time_retained_ms=3600 * 1000, max_deletes=3)
-    assert ExpireSnapshots(table, limited).expire(now_ms=later) == 3
+    assert ExpireSnapshots(table.store, limited).expire(now_ms=later) == 3
     assert table.snapshot_manager.list_ids()[0] == 4
     # not old enough: nothing beyond retain_max expires
     young = ExpireConfig(retain_min=2, time_retained_ms=3600 * 1000)
-    assert ExpireSnapshots(table, young).expire() == 0
-    assert ExpireSnapshots(table, young).expire(now_ms=later) == 7
+    assert ExpireSnapshots(table.store, young).expire() == 0
+    assert ExpireSnapshots(table.store, young).expire(now_ms=later) == 7
     assert table.snapshot_manager.list_ids() == [11, 12]
     assert rows_at(table, 11) == sort_rows(pa.concat_tables([append_rows(i) for i in range(11)]))
     with pytest.raises(OptionError, match="retainMax"):
-        ExpireSnapshots(table, ExpireConfig(retain_max=1, retain_min=2)).expire()
+        ExpireSnapshots(table.store, ExpireConfig(retain_max=1, retain_min=2)).expire()
 
 
 def test_procedure_older_than(catalog: FileSystemCatalog) -> None:
@@ -278,7 +278,7 @@ def test_tags_keep_their_files(catalog: FileSystemCatalog) -> None:
     overwrite(table, append_rows(5))
     overwrite(table, append_rows(6))
     files_3 = {
-        SnapshotDeletion(table).data_file_path(e)
+        SnapshotDeletion(table.store).data_file_path(e)
         for e in table.manifest_io.live_entries(table.snapshot_manager.snapshot(3))
     }
     assert expire_snapshots(catalog, "db.t", retain_max=1, retain_min=1) == 5
@@ -331,7 +331,7 @@ def test_pk_table_with_compactions(catalog: FileSystemCatalog) -> None:
     latest = table.snapshot_manager.latest_id()
     assert latest is not None
     level0 = {
-        SnapshotDeletion(table).data_file_path(e)
+        SnapshotDeletion(table.store).data_file_path(e)
         for e in table.manifest_io.live_entries(table.snapshot_manager.snapshot(4))
     }
     assert expire_snapshots(catalog, "db.t", retain_max=2, retain_min=1) == latest - 2
@@ -413,7 +413,7 @@ def test_upgraded_file_is_not_a_deletion_candidate(catalog: FileSystemCatalog) -
     assert {e.file.file_name for e in delta if e.kind == 1} == {
         e.file.file_name for e in delta if e.kind == 0
     }
-    assert SnapshotDeletion(table).removed_data_files(sm.snapshot(2)) == []
+    assert SnapshotDeletion(table.store).removed_data_files(sm.snapshot(2)) == []
     assert expire_snapshots(catalog, "db.t", retain_max=1, retain_min=1) == 1
     assert_retained_intact(table)
     assert sort_rows(read_all(table)) == sort_rows(pk_rows(range(0, 3), 1))

@@ -87,7 +87,7 @@ def test_merge_engines_read_back_like_model(
         "db.t", Schema.from_pyarrow_schema(SCHEMA, primary_keys=["id"], options=options)
     )
     table = catalog.get_table("db.t")
-    ms = MergeSettings.from_table(table)
+    ms = MergeSettings.from_table(table.store)
 
     flushed: list[dict[str, Any]] = []
     seq = 0

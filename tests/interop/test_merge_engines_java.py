@@ -287,7 +287,7 @@ def build_ours(warehouse: Path, name: str, stage: str) -> tuple[FileSystemCatalo
     for step in STAGES[1 : STAGES.index(stage) + 1]:
         compact_ours(catalog, name, step)
     return catalog, model_rows(
-        commits, MergeSettings.from_table(catalog.get_table(f"{DB}.{TABLE}"))
+        commits, MergeSettings.from_table(catalog.get_table(f"{DB}.{TABLE}").store)
     )
 
 
@@ -306,7 +306,7 @@ def test_java_reads_our_merge_engines(java_oracle: JavaOracle, tmp_path: Path, n
     catalog = create_ours(tmp_path, name)
     commits = workload(name)
     write_workload(catalog, commits)
-    model = model_rows(commits, MergeSettings.from_table(catalog.get_table(f"{DB}.{TABLE}")))
+    model = model_rows(commits, MergeSettings.from_table(catalog.get_table(f"{DB}.{TABLE}").store))
     for stage in STAGES:
         compact_ours(catalog, name, stage)
         if stage == "minor" and name in KEEPS_DELETES:
@@ -329,7 +329,7 @@ def test_we_read_java_merge_engines(java_oracle: JavaOracle, tmp_path: Path, nam
         java_oracle.write_rows(tmp_path, DB, TABLE, [[r[n] for n in SCHEMA.names] for r in batch])
         if i == 0:
             java_oracle.compact(tmp_path, DB, TABLE, full=True)
-    model = model_rows(commits, MergeSettings.from_table(catalog.get_table(f"{DB}.{TABLE}")))
+    model = model_rows(commits, MergeSettings.from_table(catalog.get_table(f"{DB}.{TABLE}").store))
     for stage in STAGES:
         if stage != "written":
             java_oracle.compact(tmp_path, DB, TABLE, full=stage == "full")

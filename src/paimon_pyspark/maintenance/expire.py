@@ -93,12 +93,12 @@ class ExpireConfig:
 class ExpireSnapshots:
     """Expire the snapshots of one table (``table.options`` give the defaults)."""
 
-    def __init__(self, table: FileStore, config: ExpireConfig | None = None) -> None:
-        self.table = table
-        self.expire_config = config or ExpireConfig.from_options(table.options)
-        self.snapshot_manager = table.snapshot_manager
-        self.tag_manager = TagManager(table.file_io, table.path)
-        self.consumer_manager = ConsumerManager(table.file_io, table.path)
+    def __init__(self, store: FileStore, config: ExpireConfig | None = None) -> None:
+        self.store = store
+        self.expire_config = config or ExpireConfig.from_options(store.options)
+        self.snapshot_manager = store.snapshot_manager
+        self.tag_manager = TagManager(store.file_io, store.path)
+        self.consumer_manager = ConsumerManager(store.file_io, store.path)
 
     def config(self, config: ExpireConfig) -> ExpireSnapshots:
         self.expire_config = config
@@ -148,7 +148,7 @@ class ExpireSnapshots:
         end = snapshots[-1]
         begin = snapshots[0].id
         tags = self.tag_manager.tagged_snapshots()
-        deletion = SnapshotDeletion(self.table)
+        deletion = SnapshotDeletion(self.store)
 
         # 1. data files no retained snapshot or tag uses, then changelog files
         candidates: list[DataFileCandidate] = []
@@ -187,7 +187,7 @@ class ExpireSnapshots:
         sm.write_earliest_hint(end.id)
         LOG.info(
             "Table '%s': expired %d snapshot(s), range [%d, %d)",
-            self.table.name,
+            self.store.name,
             len(expiring),
             begin,
             end.id,

@@ -53,31 +53,31 @@ class DataFileCandidate:
 
 @dataclass
 class SnapshotDeletion:
-    table: FileStore
+    store: FileStore
     deleted_buckets: set[tuple[bytes, int]] = field(default_factory=set)
     _partition_dirs: dict[bytes, str] = field(default_factory=dict)
 
     @property
     def index_files(self) -> IndexFileHandler:
-        return IndexFileHandler(self.table.file_io, self.table.path, self.table.manifest_io.codec)
+        return IndexFileHandler(self.store.file_io, self.store.path, self.store.manifest_io.codec)
 
     # --- reading -----------------------------------------------------------------------------
 
     def try_read_manifest_list(self, name: str) -> list[ManifestFileMeta] | None:
         """The manifests of a list, or None when it cannot be read (already expired)."""
         try:
-            return self.table.manifest_io.read_manifest_list(name)
+            return self.store.manifest_io.read_manifest_list(name)
         except (CorruptTableError, OSError) as e:
             LOG.warning("Failed to read manifest list %s: %s", name, e)
             return None
 
     def live_file_names(self, snapshot: Snapshot) -> set[str]:
         """Names of the data files ``snapshot`` reads; raises if any manifest is unreadable."""
-        return {e.file.file_name for e in self.table.manifest_io.live_entries(snapshot)}
+        return {e.file.file_name for e in self.store.manifest_io.live_entries(snapshot)}
 
     def added_file_names(self, snapshot: Snapshot) -> set[str]:
         """Names ADDed by ``snapshot``'s delta; raises if unreadable."""
-        mio = self.table.manifest_io
+        mio = self.store.manifest_io
         metas = mio.read_manifest_list(snapshot.delta_manifest_list)
         return {e.file.file_name for e in mio.read_entries(metas) if e.kind == mf.KIND_ADD}
 
@@ -91,7 +91,7 @@ class SnapshotDeletion:
         if metas is None:
             return None
         try:
-            entries = self.table.manifest_io.read_entries(metas)
+            entries = self.store.manifest_io.read_entries(metas)
         except (CorruptTableError, OSError) as error:
             LOG.warning(
                 "Failed to read manifests of snapshot %d, cancel deletion: %s", snapshot.id, error
@@ -121,9 +121,9 @@ class SnapshotDeletion:
     def partition_path(self, partition: bytes) -> str:
         cached = self._partition_dirs.get(partition)
         if cached is None:
-            values = deserialize_with_arity(partition, self.table.partition_types)
-            rel = self.table.partition_rel_path(values)
-            cached = os.path.join(self.table.path, rel) if rel else self.table.path
+            values = deserialize_with_arity(partition, self.store.partition_types)
+            rel = self.store.partition_rel_path(values)
+            cached = os.path.join(self.store.path, rel) if rel else self.store.path
             self._partition_dirs[partition] = cached
         return cached
 
@@ -133,7 +133,7 @@ class SnapshotDeletion:
         n = 0
         for f in files:
             for path in [f.path, *f.extra_paths]:
-                self.table.file_io.delete_quietly(path)
+                self.store.file_io.delete_quietly(path)
             self.deleted_buckets.add((f.partition, f.bucket))
             n += 1
         return n
@@ -143,12 +143,12 @@ class SnapshotDeletion:
         metas = self.try_read_manifest_list(list_name)
         for meta in metas or []:
             try:
-                entries = self.table.manifest_io.read_manifest(meta.file_name)
+                entries = self.store.manifest_io.read_manifest(meta.file_name)
             except (CorruptTableError, OSError):
                 continue
             for e in entries:
                 if e.kind == mf.KIND_ADD:
-                    self.table.file_io.delete_quietly(self.data_file_path(e))
+                    self.store.file_io.delete_quietly(self.data_file_path(e))
                     self.deleted_buckets.add((e.partition, e.bucket))
 
     def clean_empty_directories(self) -> None:
@@ -158,7 +158,7 @@ class SnapshotDeletion:
         so a file a concurrent writer just put there is never lost. Object stores have no
         directories to remove.
         """
-        if not self.table.file_io.is_local:
+        if not self.store.file_io.is_local:
             self.deleted_buckets.clear()
             return
         partitions: set[bytes] = set()
@@ -168,7 +168,7 @@ class SnapshotDeletion:
             partitions.add(partition)
         for partition in partitions:
             path = self.partition_path(partition)
-            while os.path.normpath(path) != os.path.normpath(self.table.path):
+            while os.path.normpath(path) != os.path.normpath(self.store.path):
                 try:
                     os.rmdir(path)
                 except OSError:
@@ -180,7 +180,7 @@ class SnapshotDeletion:
         """Every metadata file name the given snapshots use (Java's manifestSkippingSet); raises
         if one of them cannot be read."""
         skip: set[str] = set()
-        mio = self.table.manifest_io
+        mio = self.store.manifest_io
         for s in snapshots:
             skip.add(s.base_manifest_list)
             skip.add(s.delta_manifest_list)
@@ -205,12 +205,12 @@ class SnapshotDeletion:
             self._clean_manifest_list(snapshot.changelog_manifest_list, skip)
         self._clean_index_manifest(snapshot.index_manifest, skip)
         if snapshot.statistics and snapshot.statistics not in skip:
-            self.table.file_io.delete_quietly(
-                os.path.join(self.table.path, "statistics", snapshot.statistics)
+            self.store.file_io.delete_quietly(
+                os.path.join(self.store.path, "statistics", snapshot.statistics)
             )
 
     def _clean_manifest_list(self, list_name: str, skip: set[str]) -> None:
-        mio = self.table.manifest_io
+        mio = self.store.manifest_io
         metas = self.try_read_manifest_list(list_name)
         for meta in metas or []:
             if meta.file_name not in skip:
@@ -229,4 +229,4 @@ class SnapshotDeletion:
             return  # deleted by an earlier expired snapshot sharing it
         handler.delete_quietly(e.index_file for e in entries if e.index_file.file_name not in skip)
         if name not in skip:
-            self.table.file_io.delete_quietly(os.path.join(handler.manifest_dir, name))
+            self.store.file_io.delete_quietly(os.path.join(handler.manifest_dir, name))

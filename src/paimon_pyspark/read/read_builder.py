@@ -18,18 +18,18 @@ if TYPE_CHECKING:
 
 
 class ReadBuilder:
-    def __init__(self, table: FileStore) -> None:
-        self.table = table
+    def __init__(self, store: FileStore) -> None:
+        self.store = store
         self._projection: list[str] | None = None
         self._predicate: Predicate | None = None
         self._limit: int | None = None
 
     def with_projection(self, projection: list[str]) -> ReadBuilder:
-        unknown = [n for n in projection if n not in self.table.field_names]
+        unknown = [n for n in projection if n not in self.store.field_names]
         if unknown:
             raise PredicateError(
-                f"Table '{self.table.name}': projected fields {unknown} do not exist "
-                f"(fields: {self.table.field_names})."
+                f"Table '{self.store.name}': projected fields {unknown} do not exist "
+                f"(fields: {self.store.field_names})."
             )
         self._projection = list(projection)
         return self
@@ -43,15 +43,15 @@ class ReadBuilder:
         return self
 
     def new_predicate_builder(self) -> PredicateBuilder:
-        return PredicateBuilder(RowType(self.table.fields), self.table.name)
+        return PredicateBuilder(RowType(self.store.fields), self.store.name)
 
     def read_type(self) -> RowType:
-        names = self._projection or self.table.field_names
-        by_name = {f.name: f for f in self.table.fields}
+        names = self._projection or self.store.field_names
+        by_name = {f.name: f for f in self.store.fields}
         return RowType(tuple(by_name[n] for n in names))
 
     def new_scan(self) -> TableScan:
-        return TableScan(self.table, self._predicate, self._limit)
+        return TableScan(self.store, self._predicate, self._limit)
 
     def new_read(self) -> TableRead:
-        return TableRead(self.table, self._projection, self._predicate, self._limit)
+        return TableRead(self.store, self._projection, self._predicate, self._limit)

@@ -68,16 +68,16 @@ class Plan:
 
 
 class TableScan:
-    def __init__(self, table: FileStore, predicate: Predicate | None, limit: int | None) -> None:
-        self.table = table
+    def __init__(self, store: FileStore, predicate: Predicate | None, limit: int | None) -> None:
+        self.store = store
         self.predicate = predicate
         self.limit = limit
-        keys = set(table.partition_keys)
+        keys = set(store.partition_keys)
         self.partition_predicate = predicate.extract(keys) if predicate and keys else None
-        self.primary_key = bool(table.primary_keys)
-        trimmed = set(table.table_schema.trimmed_primary_keys())
+        self.primary_key = bool(store.primary_keys)
+        trimmed = set(store.table_schema.trimmed_primary_keys())
         self.key_predicate = predicate.extract(trimmed) if predicate and self.primary_key else None
-        self.merge_engine = table.options.merge_engine
+        self.merge_engine = store.options.merge_engine
         self.scan_all_files = False
 
     def with_scan_all_files(self) -> TableScan:
@@ -96,26 +96,26 @@ class TableScan:
         return Plan(snapshot.id, tuple(self._pack(snapshot.id, entries)))
 
     def _snapshot(self) -> Snapshot | None:
-        sm = self.table.snapshot_manager
-        wanted = self.table.options.scan_snapshot_id
+        sm = self.store.snapshot_manager
+        wanted = self.store.options.scan_snapshot_id
         if wanted is None:
             return sm.latest()
         if not sm.snapshot_exists(wanted):
             earliest = sm.earliest_id()
             if earliest is not None and wanted < earliest:
                 raise SnapshotExpiredError(
-                    f"Table '{self.table.name}': snapshot {wanted} asked for by "
+                    f"Table '{self.store.name}': snapshot {wanted} asked for by "
                     f"'scan.snapshot-id' has expired; the earliest snapshot is {earliest} "
                     f"(latest {sm.latest_id()})."
                 )
             raise CorruptTableError(
-                f"Table '{self.table.name}': snapshot {wanted} asked for by 'scan.snapshot-id' "
+                f"Table '{self.store.name}': snapshot {wanted} asked for by 'scan.snapshot-id' "
                 f"does not exist (existing: {sm.list_ids()})."
             )
         return sm.snapshot(wanted)
 
     def _entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
-        mio = self.table.manifest_io
+        mio = self.store.manifest_io
         metas = [m for m in mio.data_manifests(snapshot) if self._keep_manifest(m)]
         merged = merge_entries(mio.read_entries(metas))
         partition_ok: dict[bytes, bool] = {}
@@ -145,8 +145,8 @@ class TableScan:
             meta.partition_stats.min_values,
             meta.partition_stats.max_values,
             meta.partition_stats.null_counts,
-            self.table.partition_keys,
-            self.table.partition_types,
+            self.store.partition_keys,
+            self.store.partition_types,
         )
         return self.partition_predicate.test_stats(
             stats, meta.num_added_files + meta.num_deleted_files
@@ -155,9 +155,9 @@ class TableScan:
     def _keep_partition(self, partition: bytes) -> bool:
         if self.partition_predicate is None:
             return True
-        values = deserialize_with_arity(partition, self.table.partition_types)
+        values = deserialize_with_arity(partition, self.store.partition_types)
         return self.partition_predicate.test_values(
-            dict(zip(self.table.partition_keys, values, strict=False))
+            dict(zip(self.store.partition_keys, values, strict=False))
         )
 
     def _keep_file(self, f: DataFileMeta) -> bool:
@@ -168,7 +168,7 @@ class TableScan:
     def _keep_by_value(self, f: DataFileMeta) -> bool:
         if self.predicate is None:
             return True
-        schema = self.table.schema_manager.schema(f.schema_id)
+        schema = self.store.schema_manager.schema(f.schema_id)
         stats = self._file_stats(f, schema)
         return self.predicate.test_stats(stats, f.row_count)
 
@@ -176,7 +176,7 @@ class TableScan:
         """Key stats cover the trimmed primary key of the schema the file was written with."""
         if self.key_predicate is None:
             return True
-        schema = self.table.schema_manager.schema(f.schema_id)
+        schema = self.store.schema_manager.schema(f.schema_id)
         key_fields = [schema.field(k) for k in schema.trimmed_primary_keys()]
         decoded = self._decode_stats(
             f.key_stats.min_values,
@@ -185,7 +185,7 @@ class TableScan:
             [fd.name for fd in key_fields],
             [fd.type for fd in key_fields],
         )
-        current_by_id = {fd.id: fd.name for fd in self.table.fields}
+        current_by_id = {fd.id: fd.name for fd in self.store.fields}
         stats = {
             current_by_id[fd.id]: decoded[fd.name]
             for fd in key_fields
@@ -217,7 +217,7 @@ class TableScan:
         stats_fields = list(schema.fields) if cols is None else [by_name[c] for c in cols]
         if not stats_fields:
             return {}
-        current_by_id = {fd.id: fd.name for fd in self.table.fields}
+        current_by_id = {fd.id: fd.name for fd in self.store.fields}
         decoded = self._decode_stats(
             f.value_stats.min_values,
             f.value_stats.max_values,
@@ -255,8 +255,8 @@ class TableScan:
         }
 
     def _bucket_path(self, partition_values: tuple[Any, ...], bucket: int) -> str:
-        rel = self.table.partition_rel_path(list(partition_values))
-        base = f"{self.table.path}/{rel}" if rel else self.table.path
+        rel = self.store.partition_rel_path(list(partition_values))
+        base = f"{self.store.path}/{rel}" if rel else self.store.path
         return f"{base}/{bucket_dir(bucket)}"
 
     def _pk_splits(self, snapshot_id: int, entries: list[ManifestEntry]) -> list[DataSplit]:
@@ -264,7 +264,7 @@ class TableScan:
         groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         for e in entries:
             groups.setdefault((e.partition, e.bucket), []).append(e.file)
-        types = self.table.partition_types
+        types = self.store.partition_types
         splits = []
         for (partition, bucket), group in groups.items():
             files = group if bucket == POSTPONE_BUCKET else self._keep_bucket_files(group)
@@ -286,7 +286,7 @@ class TableScan:
             groups.setdefault((e.partition, e.bucket), []).append(e.file)
         splits: list[DataSplit] = []
         remaining = self.limit if self.predicate is None else None
-        types = self.table.partition_types
+        types = self.store.partition_types
         for (partition, bucket), files in groups.items():
             values = tuple(deserialize_with_arity(partition, types))
             bucket_path = self._bucket_path(values, bucket)
