@@ -81,13 +81,25 @@ _UNSUPPORTED_KEYS = {
 _UNSUPPORTED_PREFIXES = ("file-index.", "fields.", "blob", "vector.", "lookup.", "changelog.")
 # The fields.* options the merge engines implement; merge.merge_function.check_merge_options
 # validates their fields and values against the schema. Every other fields.* key is refused.
+FIELDS_PREFIX = "fields."
 FIELDS_DEFAULT_AGG_FUNC = "fields.default-aggregate-function"
-MERGE_FIELD_OPTION_SUFFIXES = (
-    "aggregate-function",
-    "ignore-retract",
-    "list-agg-delimiter",
-    "distinct",
+AGG_FUNCTION = "aggregate-function"
+IGNORE_RETRACT = "ignore-retract"
+LIST_AGG_DELIMITER = "list-agg-delimiter"
+DISTINCT = "distinct"
+SEQUENCE_GROUP = "sequence-group"
+MERGE_FIELD_OPTION_SUFFIXES = (AGG_FUNCTION, IGNORE_RETRACT, LIST_AGG_DELIMITER, DISTINCT)
+SEQUENCE_FIELD_SORT_ORDER = "sequence.field.sort-order"
+IGNORE_DELETE_KEYS = (
+    "ignore-delete",
+    "first-row.ignore-delete",
+    "deduplicate.ignore-delete",
+    "partial-update.ignore-delete",
 )
+"""CoreOptions.IGNORE_DELETE and its fallback keys, in Java's lookup order."""
+AGGREGATION_REMOVE_RECORD_ON_DELETE = "aggregation.remove-record-on-delete"
+PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE = "partial-update.remove-record-on-delete"
+PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP = "partial-update.remove-record-on-sequence-group"
 
 
 def is_merge_fields_option(key: str) -> bool:
@@ -106,6 +118,8 @@ class CoreOptions:
     """Parsed view of a table's options, with Java's defaults."""
 
     options: Mapping[str, str]
+    table: str = ""
+    """The table's name, for the messages of errors that need it."""
 
     def get(self, key: str, default: str | None = None) -> str | None:
         return self.options.get(key, default)
@@ -335,6 +349,83 @@ class CoreOptions:
         """Cross-partition upsert: buckets whose files are all older are not bootstrapped."""
         raw = self.options.get("cross-partition-upsert.index-ttl")
         return None if raw is None else parse_duration_ms(raw)
+
+    # --- merge engines (Java's CoreOptions.ignoreDelete, fieldAggFunc, ...): merge/ checks
+    # --- them against the schema and the engine
+
+    @property
+    def _where(self) -> str:
+        return f"Table '{self.table}': " if self.table else ""
+
+    def strict_bool(self, key: str, default: bool = False) -> bool:
+        """A boolean option that must read ``true`` or ``false``."""
+        raw = self.options.get(key)
+        if raw is None:
+            return default
+        text = raw.strip().lower()
+        if text not in ("true", "false"):
+            raise OptionError(f"{self._where}option '{key}' must be true or false, got '{raw}'.")
+        return text == "true"
+
+    @property
+    def ignore_delete(self) -> bool:
+        """``ignore-delete``, or the first of its fallback keys that is set."""
+        for key in IGNORE_DELETE_KEYS:
+            if key in self.options:
+                return self.strict_bool(key)
+        return False
+
+    @property
+    def sequence_ascending(self) -> bool:
+        order = (self.options.get(SEQUENCE_FIELD_SORT_ORDER) or "ascending").strip().lower()
+        if order not in ("ascending", "descending"):
+            raise OptionError(
+                f"{self._where}'{SEQUENCE_FIELD_SORT_ORDER}' must be ascending or descending, "
+                f"got '{order}'."
+            )
+        return order == "ascending"
+
+    @property
+    def partial_update_remove_record_on_delete(self) -> bool:
+        return self.strict_bool(PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE)
+
+    @property
+    def aggregation_remove_record_on_delete(self) -> bool:
+        return self.strict_bool(AGGREGATION_REMOVE_RECORD_ON_DELETE)
+
+    @property
+    def fields_default_agg_func(self) -> str | None:
+        return self.options.get(FIELDS_DEFAULT_AGG_FUNC)
+
+    def field_agg_func(self, field: str) -> str | None:
+        """``fields.<f>.aggregate-function`` (not the table default)."""
+        return self.options.get(f"{FIELDS_PREFIX}{field}.{AGG_FUNCTION}")
+
+    def field_ignore_retract(self, field: str) -> bool:
+        return self.strict_bool(f"{FIELDS_PREFIX}{field}.{IGNORE_RETRACT}")
+
+    def field_list_agg_delimiter(self, field: str) -> str:
+        return self.options.get(f"{FIELDS_PREFIX}{field}.{LIST_AGG_DELIMITER}", ",")
+
+    def field_options(self) -> list[FieldOption]:
+        """Every per-field ``fields.<f1,f2>.<suffix>`` option (not the table default)."""
+        out = []
+        for key, value in self.options.items():
+            if not key.startswith(FIELDS_PREFIX) or key == FIELDS_DEFAULT_AGG_FUNC:
+                continue
+            field_part, _, suffix = key[len(FIELDS_PREFIX) :].partition(".")
+            out.append(FieldOption(key, tuple(field_part.split(",")), suffix, value))
+        return out
+
+
+@dataclass(frozen=True)
+class FieldOption:
+    """One ``fields.<f1,f2>.<suffix>`` option: the fields it names and what it sets."""
+
+    key: str
+    fields: tuple[str, ...]
+    suffix: str
+    value: str
 
 
 def check_supported(options: Mapping[str, str], table: str) -> None:

@@ -57,29 +57,9 @@ AGGREGATION = "aggregation"
 FIRST_ROW = "first-row"
 ENGINES = (DEDUPLICATE, PARTIAL_UPDATE, AGGREGATION, FIRST_ROW)
 
-MERGE_ENGINE = "merge-engine"
-SEQUENCE_FIELD = "sequence.field"
-SEQUENCE_FIELD_SORT_ORDER = "sequence.field.sort-order"
-# CoreOptions.IGNORE_DELETE and its fallback keys, in Java's lookup order.
-IGNORE_DELETE_KEYS = (
-    "ignore-delete",
-    "first-row.ignore-delete",
-    "deduplicate.ignore-delete",
-    "partial-update.ignore-delete",
-)
-AGGREGATION_REMOVE_RECORD_ON_DELETE = "aggregation.remove-record-on-delete"
-PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE = "partial-update.remove-record-on-delete"
-PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP = "partial-update.remove-record-on-sequence-group"
-
-FIELDS_PREFIX = "fields."
-FIELDS_DEFAULT_AGG_FUNC = opts.FIELDS_DEFAULT_AGG_FUNC
-AGG_FUNCTION = "aggregate-function"
-IGNORE_RETRACT = "ignore-retract"
-LIST_AGG_DELIMITER = "list-agg-delimiter"
-DISTINCT = "distinct"
-SEQUENCE_GROUP = "sequence-group"
-# The per-field suffixes implemented here; CoreOptions knows more (nested-key, count-limit, ...).
+MERGE_ENGINE = opts.MERGE_ENGINE
 SUPPORTED_FIELD_SUFFIXES = opts.MERGE_FIELD_OPTION_SUFFIXES
+"""The per-field suffixes implemented here; CoreOptions knows more (nested-key, count-limit...)."""
 
 
 @dataclass(frozen=True)
@@ -113,9 +93,7 @@ class MergeSettings:
 
     @staticmethod
     def from_table(table: FileStore) -> MergeSettings:
-        return MergeSettings.from_options(
-            table.options.options, table.fields, table.primary_keys, table.name
-        )
+        return MergeSettings.of(table.options, table.fields, table.primary_keys)
 
     @staticmethod
     def from_options(
@@ -124,10 +102,16 @@ class MergeSettings:
         primary_keys: Sequence[str],
         table: str = "",
     ) -> MergeSettings:
-        """Parse and validate the merge options as Java's merge-function factories and
-        ``SchemaValidation`` do; raise OptionError / UnsupportedOptionError otherwise."""
-        where = f"Table '{table}': " if table else ""
-        engine = (options.get(MERGE_ENGINE) or DEDUPLICATE).strip().lower()
+        return MergeSettings.of(opts.CoreOptions(options, table), fields, primary_keys)
+
+    @staticmethod
+    def of(
+        options: opts.CoreOptions, fields: Sequence[DataField], primary_keys: Sequence[str]
+    ) -> MergeSettings:
+        """Check the merge options against the schema and the engine as Java's merge-function
+        factories and ``SchemaValidation`` do; raise OptionError / UnsupportedOptionError."""
+        where = f"Table '{options.table}': " if options.table else ""
+        engine = options.merge_engine
         if engine not in ENGINES:
             raise OptionError(
                 f"{where}unknown '{MERGE_ENGINE}' = '{options.get(MERGE_ENGINE)}' "
@@ -135,14 +119,9 @@ class MergeSettings:
             )
         names = [f.name for f in fields]
         _check_fields_options(options, names, where)
-        ignore_delete = _ignore_delete(options, where)
+        ignore_delete = options.ignore_delete
         sequence_fields = _sequence_fields(options, names, engine, where)
-        order = (options.get(SEQUENCE_FIELD_SORT_ORDER) or "ascending").strip().lower()
-        if order not in ("ascending", "descending"):
-            raise OptionError(
-                f"{where}'{SEQUENCE_FIELD_SORT_ORDER}' must be ascending or descending, "
-                f"got '{order}'."
-            )
+        ascending = options.sequence_ascending
         remove_on_delete = False
         field_aggs: tuple[tuple[str, FieldAgg], ...] = ()
         if engine == PARTIAL_UPDATE:
@@ -150,7 +129,7 @@ class MergeSettings:
                 options, names, primary_keys, ignore_delete, where
             )
         elif engine == AGGREGATION:
-            remove_on_delete = _bool(options, AGGREGATION_REMOVE_RECORD_ON_DELETE, where)
+            remove_on_delete = options.aggregation_remove_record_on_delete
             field_aggs = _field_aggs(
                 options, fields, primary_keys, sequence_fields, remove_on_delete, where
             )
@@ -158,7 +137,7 @@ class MergeSettings:
             engine=engine,
             sequence_fields=tuple(sequence_fields),
             ignore_delete=ignore_delete,
-            sequence_ascending=order == "ascending",
+            sequence_ascending=ascending,
             remove_record_on_delete=remove_on_delete,
             field_aggs=field_aggs,
         )
@@ -175,88 +154,66 @@ def check_merge_options(
         MergeSettings.from_options(options, fields, primary_keys, table)
 
 
-# --- option parsing ----------------------------------------------------------------------------
-
-
-def _bool(options: Mapping[str, str], key: str, where: str, default: bool = False) -> bool:
-    raw = options.get(key)
-    if raw is None:
-        return default
-    text = raw.strip().lower()
-    if text not in ("true", "false"):
-        raise OptionError(f"{where}option '{key}' must be true or false, got '{raw}'.")
-    return text == "true"
-
-
-def _ignore_delete(options: Mapping[str, str], where: str) -> bool:
-    for key in IGNORE_DELETE_KEYS:
-        if key in options:
-            return _bool(options, key, where)
-    return False
+# --- checks against the schema -----------------------------------------------------------------
 
 
 def _sequence_fields(
-    options: Mapping[str, str], names: list[str], engine: str, where: str
+    options: opts.CoreOptions, names: list[str], engine: str, where: str
 ) -> list[str]:
-    raw = options.get(SEQUENCE_FIELD)
-    seq = [s.strip() for s in raw.split(",") if s.strip()] if raw else []
+    seq = options.sequence_fields
     for s in seq:
         if s not in names:
             raise OptionError(f"{where}sequence field '{s}' can not be found in table schema.")
         if seq.count(s) > 1:
             raise OptionError(f"{where}sequence field '{s}' is defined repeatedly.")
-        if f"{FIELDS_PREFIX}{s}.{AGG_FUNCTION}" in options:
+        if options.field_agg_func(s) is not None:
             raise OptionError(f"{where}should not define aggregation on sequence field '{s}'.")
     if seq and engine == FIRST_ROW:
         raise OptionError(f"{where}sequence.field is not supported by the first-row merge engine.")
     return seq
 
 
-def _check_fields_options(options: Mapping[str, str], names: list[str], where: str) -> None:
+def _check_fields_options(options: opts.CoreOptions, names: list[str], where: str) -> None:
     """Every ``fields.*`` key must name existing fields (Java's validateFieldsPrefix) and be one
     this package implements."""
-    for key, value in options.items():
-        if not key.startswith(FIELDS_PREFIX) or key == FIELDS_DEFAULT_AGG_FUNC:
-            continue
-        body = key[len(FIELDS_PREFIX) :]
-        field_part, _, suffix = body.partition(".")
-        for f in field_part.split(","):
+    for o in options.field_options():
+        for f in o.fields:
             if f not in names:
-                raise OptionError(f"{where}field '{f}' of option '{key}' is not in the schema.")
-        if suffix == SEQUENCE_GROUP:
+                raise OptionError(f"{where}field '{f}' of option '{o.key}' is not in the schema.")
+        if o.suffix == opts.SEQUENCE_GROUP:
             raise UnsupportedOptionError(
-                f"{where}option '{key}' (partial-update sequence groups) is not supported by "
+                f"{where}option '{o.key}' (partial-update sequence groups) is not supported by "
                 "paimon_pyspark yet."
             )
-        if suffix not in SUPPORTED_FIELD_SUFFIXES or "," in field_part:
+        if o.suffix not in SUPPORTED_FIELD_SUFFIXES or len(o.fields) > 1:
             raise UnsupportedOptionError(
-                f"{where}option '{key}' is not supported by paimon_pyspark yet."
+                f"{where}option '{o.key}' is not supported by paimon_pyspark yet."
             )
-        if suffix == DISTINCT and _bool(options, key, where):
+        if o.suffix == opts.DISTINCT and options.strict_bool(o.key):
             raise UnsupportedOptionError(
-                f"{where}option '{key}' = '{value}' (distinct listagg) is not supported by "
+                f"{where}option '{o.key}' = '{o.value}' (distinct listagg) is not supported by "
                 "paimon_pyspark yet."
             )
-        if suffix == IGNORE_RETRACT:
-            _bool(options, key, where)
+        if o.suffix == opts.IGNORE_RETRACT:
+            options.strict_bool(o.key)
 
 
 def _partial_update_options(
-    options: Mapping[str, str],
+    options: opts.CoreOptions,
     names: list[str],
     primary_keys: Sequence[str],
     ignore_delete: bool,
     where: str,
 ) -> bool:
-    if PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP in options:
+    if opts.PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP in options.options:
         raise UnsupportedOptionError(
-            f"{where}option '{PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP}' (partial-update "
-            "sequence groups) is not supported by paimon_pyspark yet."
+            f"{where}option '{opts.PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP}' "
+            "(partial-update sequence groups) is not supported by paimon_pyspark yet."
         )
-    remove = _bool(options, PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE, where)
+    remove = options.partial_update_remove_record_on_delete
     if remove and ignore_delete:
         raise OptionError(
-            f"{where}'ignore-delete' and '{PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE}' have "
+            f"{where}'ignore-delete' and '{opts.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE}' have "
             "conflicting behavior so should not be enabled at the same time."
         )
     # Without sequence groups Java accepts no aggregate function but last_non_null_value
@@ -264,9 +221,7 @@ def _partial_update_options(
     for name in names:
         if name in primary_keys:
             continue
-        func = options.get(f"{FIELDS_PREFIX}{name}.{AGG_FUNCTION}") or options.get(
-            FIELDS_DEFAULT_AGG_FUNC
-        )
+        func = options.field_agg_func(name) or options.fields_default_agg_func
         if func is not None and func != aggregation.LAST_NON_NULL_VALUE:
             raise OptionError(
                 f"{where}partial-update field '{name}' uses aggregate function '{func}', which "
@@ -276,7 +231,7 @@ def _partial_update_options(
 
 
 def _field_aggs(
-    options: Mapping[str, str],
+    options: opts.CoreOptions,
     fields: Sequence[DataField],
     primary_keys: Sequence[str],
     sequence_fields: Sequence[str],
@@ -284,7 +239,7 @@ def _field_aggs(
     where: str,
 ) -> tuple[tuple[str, FieldAgg], ...]:
     """AggregateMergeFunction.getAggFuncName + FieldAggregatorFactory.create for every field."""
-    default = options.get(FIELDS_DEFAULT_AGG_FUNC)
+    default = options.fields_default_agg_func
     out: list[tuple[str, FieldAgg]] = []
     for f in fields:
         if f.name in sequence_fields:
@@ -292,20 +247,16 @@ def _field_aggs(
         elif f.name in primary_keys:
             func = aggregation.PRIMARY_KEY
         else:
-            func = (
-                options.get(f"{FIELDS_PREFIX}{f.name}.{AGG_FUNCTION}")
-                or default
-                or aggregation.LAST_NON_NULL_VALUE
-            )
-        ignore_key = f"{FIELDS_PREFIX}{f.name}.{IGNORE_RETRACT}"
-        ignore_retract = _bool(options, ignore_key, where)
+            func = options.field_agg_func(f.name) or default or aggregation.LAST_NON_NULL_VALUE
+        ignore_retract = options.field_ignore_retract(f.name)
         if remove_on_delete and ignore_retract:
             raise OptionError(
-                f"{where}'{AGGREGATION_REMOVE_RECORD_ON_DELETE}' and '{ignore_key}' have "
+                f"{where}'{opts.AGGREGATION_REMOVE_RECORD_ON_DELETE}' and "
+                f"'{opts.FIELDS_PREFIX}{f.name}.{opts.IGNORE_RETRACT}' have "
                 "conflicting behavior so should not be enabled at the same time."
             )
         aggregation.check_function(func, f, where)
-        delimiter = options.get(f"{FIELDS_PREFIX}{f.name}.{LIST_AGG_DELIMITER}", ",")
+        delimiter = options.field_list_agg_delimiter(f.name)
         out.append((f.name, FieldAgg(func, ignore_retract, delimiter)))
     return tuple(out)
 

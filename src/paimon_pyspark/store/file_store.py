@@ -64,7 +64,7 @@ class FileStore:
         _check_immutable(schema.options, self.dynamic_options, name)
         merged = dict(schema.options)
         merged.update(self.dynamic_options)
-        self.options = opts.CoreOptions(merged)
+        self.options = opts.CoreOptions(merged, name)
         opts.check_supported(merged, name)
         check_format_types(list(schema.fields), self.options.file_format, name)
 
