@@ -97,3 +97,15 @@ class MergeError(PaimonError):
 class PartitionSpecError(SchemaError):
     """A static partition spec names a key that is not a partition key, or gives a value that
     does not fit the partition key's type; the message names the key and the value."""
+
+
+class CorruptRecordError(CorruptTableError):
+    """Bytes paimon_pyspark wrote for itself (a distributed job's staging record, a task's
+    result, a task's input) that do not decode: not one of our records (another magic, as a
+    pickle has), an unknown version, truncated or trailing bytes, or a field that does not
+    decode. Nothing in such bytes is run or used; the message names the record, and the file
+    for one read from disk."""
+
+
+class CompactArgumentError(PaimonError):
+    """An argument of a ``CALL sys.*`` procedure that Java's procedure would refuse too."""

@@ -39,6 +39,14 @@ DYNAMIC_PARTITION_OVERWRITE = "dynamic-partition-overwrite"
 OVERWRITE_UPGRADE = "overwrite-upgrade"
 NUM_LEVELS = "num-levels"
 NUM_SORTED_RUN_COMPACTION_TRIGGER = "num-sorted-run.compaction-trigger"
+MAX_SIZE_AMPLIFICATION_PERCENT = "compaction.max-size-amplification-percent"
+COMPACTION_SIZE_RATIO = "compaction.size-ratio"
+COMPACTION_FORCE_UP_LEVEL_0 = "compaction.force-up-level-0"
+COMPACTION_FORCE_REWRITE_ALL_FILES = "compaction.force-rewrite-all-files"
+COMPACTION_MIN_FILE_NUM = "compaction.min.file-num"
+COMPACTION_SMALL_FILE_RATIO = "compaction.small-file-ratio"
+SOURCE_SPLIT_OPEN_FILE_COST = "source.split.open-file-cost"
+FORCE_LOOKUP = "force-lookup"
 POSTPONE_BATCH_WRITE_FIXED_BUCKET = "postpone.batch-write-fixed-bucket"
 POSTPONE_DEFAULT_BUCKET_NUM = "postpone.default-bucket-num"
 WRITE_ONLY = "write-only"
@@ -79,6 +87,16 @@ _UNSUPPORTED_KEYS = {
     "global-index.external-path",
 }
 _UNSUPPORTED_PREFIXES = ("file-index.", "fields.", "blob", "vector.", "lookup.", "changelog.")
+# Options that change which files a compaction picks; refused by compaction only (Java's
+# defaults, off-peak hours of -1 and a ratio of 0, are accepted: they change nothing).
+_COMPACTION_UNSUPPORTED = (
+    "compaction.optimization-interval",
+    "compaction.total-size-threshold",
+    "compaction.incremental-size-threshold",
+    "compaction.offpeak.start.hour",
+    "compaction.offpeak.end.hour",
+    "compaction.offpeak-ratio",
+)
 # The fields.* options the merge engines implement; merge.merge_function.check_merge_options
 # validates their fields and values against the schema. Every other fields.* key is refused.
 FIELDS_PREFIX = "fields."
@@ -313,6 +331,68 @@ class CoreOptions:
     def commit_max_retry_wait_ms(self) -> int:
         return parse_duration_ms(self.options.get(COMMIT_MAX_RETRY_WAIT) or "10 s")
 
+    # --- compaction of primary-key and append buckets (Java's CoreOptions.compactionFileSize,
+    # --- numSortedRunCompactionTrigger, ...); see mergetree/compact_settings.py
+
+    def _true(self, key: str) -> bool:
+        return (self.options.get(key) or "false").strip().lower() == "true"
+
+    def check_compaction_supported(self) -> None:
+        """Raise UnsupportedOptionError for an option that changes which files a compaction
+        picks and that is not implemented (early full compaction, off-peak hours): a table
+        configured for it would silently compact differently than under Java."""
+        for key in _COMPACTION_UNSUPPORTED:
+            raw = self.options.get(key)
+            if raw is not None and not _is_off(key, raw):
+                raise UnsupportedOptionError(
+                    f"Table '{self.table}': option '{key}' is not supported by compaction in "
+                    "paimon_pyspark yet."
+                )
+
+    @property
+    def num_sorted_run_compaction_trigger(self) -> int:
+        return self._int(NUM_SORTED_RUN_COMPACTION_TRIGGER, 5)
+
+    @property
+    def max_size_amplification_percent(self) -> int:
+        return self._int(MAX_SIZE_AMPLIFICATION_PERCENT, 200)
+
+    @property
+    def compaction_size_ratio(self) -> int:
+        return self._int(COMPACTION_SIZE_RATIO, 1)
+
+    @property
+    def compaction_force_up_level_0(self) -> bool:
+        return self._true(COMPACTION_FORCE_UP_LEVEL_0)
+
+    @property
+    def compaction_force_rewrite_all_files(self) -> bool:
+        return self._true(COMPACTION_FORCE_REWRITE_ALL_FILES)
+
+    @property
+    def compaction_min_file_num(self) -> int:
+        return self._int(COMPACTION_MIN_FILE_NUM, 5)
+
+    @property
+    def compaction_small_file_ratio(self) -> float:
+        """Files below ``target-file-size`` times this are small (Java's compactionFileSize)."""
+        raw = self.options.get(COMPACTION_SMALL_FILE_RATIO)
+        try:
+            return 0.7 if raw is None else float(raw)
+        except ValueError as e:
+            raise OptionError(f"Option '{COMPACTION_SMALL_FILE_RATIO}' must be a number.") from e
+
+    @property
+    def source_split_open_file_cost(self) -> int:
+        raw = self.options.get(SOURCE_SPLIT_OPEN_FILE_COST)
+        default = 4 * 1024 * 1024
+        return default if raw is None else parse_memory_size(raw, SOURCE_SPLIT_OPEN_FILE_COST)
+
+    def need_lookup(self, primary_key: bool) -> bool:
+        """Java's CoreOptions.needLookup as far as implemented: ``first-row`` or ``force-lookup``
+        on a primary-key table (lookup changelogs and deletion vectors are refused)."""
+        return primary_key and (self.merge_engine == "first-row" or self._true(FORCE_LOOKUP))
+
     # --- dynamic bucket and cross-partition upsert (bucket = -1 on primary-key tables) ---
 
     @property
@@ -490,6 +570,12 @@ _DURATION_UNITS = {
     "days": 86400000,
 }
 _QUANTITY_RE = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
+
+
+def _is_off(key: str, value: str) -> bool:
+    """Off-peak hours of -1 and a ratio of 0 are Java's defaults: nothing changes."""
+    v = value.strip()
+    return (key.endswith(".hour") and v == "-1") or (key.endswith("-ratio") and v == "0")
 
 
 def parse_memory_size(text: str, key: str) -> int:

@@ -16,6 +16,7 @@ from paimon_pyspark.errors import OptionError, SchemaError
 from paimon_pyspark.format.files import check_format_types
 from paimon_pyspark.merge.merge_function import check_merge_options
 from paimon_pyspark.spec.table_schema import TableSchema
+from paimon_pyspark.store.bucket_mode import DYNAMIC_BUCKET, POSTPONE_BUCKET
 from paimon_pyspark.types.arrow import assign_field_ids, from_arrow_type, highest_field_id
 from paimon_pyspark.types.data_types import DataField, DataType
 
@@ -126,9 +127,9 @@ def _validate_buckets(
             f"Table '{table}': 'bucket' = {bucket} is invalid; use a positive number, "
             "-1 (dynamic or unaware) or -2 (postpone)."
         )
-    if bucket == -1 and bucket_key:
+    if bucket == DYNAMIC_BUCKET and bucket_key:
         raise OptionError(BUCKET_KEY_WITH_UNAWARE)
-    if bucket == -2 and not primary_keys:
+    if bucket == POSTPONE_BUCKET and not primary_keys:
         raise OptionError(f"Table '{table}': bucket = -2 (postpone) needs a primary key.")
     for k in bucket_key:
         if k not in names:

@@ -15,14 +15,10 @@ import pytest
 from table_helpers import read_all, sort_rows, write_commit
 
 from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
-from paimon_pyspark.compact.plan import (
-    CompactArgumentError,
-    parse_strategy,
-    partition_filter,
-    plan_compaction,
-)
-from paimon_pyspark.errors import CorruptTableError, UnsupportedOptionError
+from paimon_pyspark.compact.plan import plan_compaction
+from paimon_pyspark.errors import CompactArgumentError, CorruptTableError, UnsupportedOptionError
 from paimon_pyspark.procedures import compact
+from paimon_pyspark.procedures.arguments import parse_strategy, partition_filter
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
 from paimon_pyspark.spec.manifest import ManifestEntry

@@ -15,11 +15,11 @@ from table_helpers import read_all, write_commit
 
 from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
 from paimon_pyspark.errors import SchemaError
+from paimon_pyspark.mergetree.sorted_run_writer import write_sorted_run
 from paimon_pyspark.spec.binary_row import EMPTY_ROW
 from paimon_pyspark.spec.commit_message import CommitMessage, DataIncrement
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
 from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER, VALUE_KIND
-from paimon_pyspark.write.key_value_writer import write_sorted_run
 
 SCHEMA = pa.schema(
     [("id", pa.int64()), ("v", pa.int64()), ("name", pa.string()), ("dt", pa.string())]

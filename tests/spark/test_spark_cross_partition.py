@@ -160,7 +160,8 @@ def test_format_paimon_refuses_cross_partition_tables_naming_the_table(
 ) -> None:
     make(catalog, "t")
     df = frame(spark, [(1, 10, 1)])
-    with pytest.raises(Exception, match=r"db\.t.*CROSS_PARTITION.*paimon_pyspark\.spark\.write"):
+    refused = r"db\.t.*KEY_DYNAMIC, cross-partition upsert.*paimon_pyspark\.spark\.write"
+    with pytest.raises(Exception, match=refused):
         df.write.format("paimon").option("warehouse", warehouse).option("table", "db.t").mode(
             "append"
         ).save()

@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from paimon_pyspark import FileSystemCatalog, Schema
-from paimon_pyspark.read.kv_read import read_kv_records
+from paimon_pyspark.io.data_file_reader import read_kv_records
 from paimon_pyspark.spark import write
 from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER
 

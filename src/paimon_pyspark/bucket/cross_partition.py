@@ -22,7 +22,7 @@ BucketAssigner, except that the decrements of a batch are applied before its new
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,8 @@ from paimon_pyspark.bucket.dynamic import deal_new_keys
 from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.spec.binary_row import serialize_with_arity
 from paimon_pyspark.spec.key_value import DELETE, VALUE_KIND
+from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.types.data_types import DataType
 
 I32 = npt.NDArray[np.int32]
@@ -344,3 +346,27 @@ class GlobalIndexAssigner:
             field = data.schema.field(j)
             data = data.set_column(j, field, pa.repeat(pa.scalar("-D", field.type), n))
         return data
+
+
+KeyIndexBootstrap = Callable[[FileStore, "Snapshot | None"], GlobalIndexAssigner]
+"""Builds the key index of a snapshot (Java's IndexBootstrap). Reading the table's keys is a
+read, which sits above the writers, so the facade hands it in (read/bootstrap.py)."""
+
+
+def new_global_assigner(
+    store: FileStore, num_assigners: int = 1, assign_id: int = 0
+) -> GlobalIndexAssigner:
+    """An empty GlobalIndexAssigner for ``store`` (raises for a merge engine it cannot serve)."""
+    schema = store.arrow_schema
+    keys = store.table_schema.trimmed_primary_keys()
+    o = store.options
+    return GlobalIndexAssigner(
+        pa.schema([schema.field(k) for k in keys]),
+        pa.schema([schema.field(k) for k in store.partition_keys]),
+        store.partition_types,
+        o.merge_engine,
+        o.dynamic_bucket_target_row_num,
+        o.rowkind_field,
+        num_assigners,
+        assign_id,
+    )

@@ -15,6 +15,10 @@ which for bucket ids below the map's capacity is ascending; we always use ascend
 Several assigners (Spark tasks) may share a partition: assigner ``assign_id`` of ``n`` handles the
 keys with ``|hash % n| == assign_id`` and only creates buckets with ``bucket % n == assign_id``,
 so no key is ever given two buckets (Java's ``numAssigners``/``assignId``).
+
+``HashIndex`` is the HASH index of the snapshot a write starts on (Java's
+IndexFileHandler.scanHashIndex as PartitionIndex.loadIndex and DynamicBucketIndexMaintainer
+use it), scanned once and shared by the assigner and the write's index maintainer.
 """
 
 from __future__ import annotations
@@ -26,11 +30,55 @@ import numpy as np
 import numpy.typing as npt
 
 from paimon_pyspark.errors import PaimonError
+from paimon_pyspark.spec.manifest import IndexFileMeta
+from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.store.index_io import HASH_INDEX, IndexFileHandler
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 
 _MAX_BUCKET_ID = 32767  # buckets are shorts in Java's index map
+
+
+class HashIndex:
+    """The HASH index files of one snapshot, by (partition, bucket).
+
+    ``ignore_previous_files`` (an overwrite): the partitions written are replaced, so the index
+    reads as empty.
+    """
+
+    def __init__(
+        self, handler: IndexFileHandler, snapshot: Snapshot | None, ignore_previous_files: bool
+    ) -> None:
+        self.handler = handler
+        self.snapshot = snapshot
+        self.ignore_previous_files = ignore_previous_files
+        self._entries: dict[tuple[bytes, int], IndexFileMeta] | None = None
+
+    def _scan(self) -> dict[tuple[bytes, int], IndexFileMeta]:
+        if self._entries is None:
+            self._entries = {
+                (e.partition, e.bucket): e.index_file
+                for e in self.handler.scan(self.snapshot, HASH_INDEX)
+            }
+        return self._entries
+
+    def entry(self, partition: bytes, bucket: int) -> IndexFileMeta | None:
+        """The bucket's live index file, which a new one replaces."""
+        if self.ignore_previous_files:
+            return None
+        return self._scan().get((partition, bucket))
+
+    def partition(self, partition: bytes) -> list[tuple[int, I32]]:
+        """(bucket, key hashes) of every index file of ``partition``: a HashBucketAssigner's
+        ``load``."""
+        if self.ignore_previous_files:
+            return []
+        return [
+            (bucket, self.handler.read_hash(meta))
+            for (p, bucket), meta in self._scan().items()
+            if p == partition
+        ]
 
 
 def key_assigner(hashes: I32, num_assigners: int) -> I32:

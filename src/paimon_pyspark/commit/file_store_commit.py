@@ -46,6 +46,7 @@ from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.manifest import IndexManifestEntry, ManifestEntry
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.index_io import DELETION_VECTORS_INDEX, IndexFileHandler
 from paimon_pyspark.store.managers import SchemaManager, SnapshotManager
@@ -244,7 +245,7 @@ class FileStoreCommit:
     ) -> EntriesOf:
         """The entries of each attempt: DELETE for the replaced partitions' live files at the
         attempt's latest snapshot (Java's readOverwriteChanges), then the new files."""
-        postpone = self.settings.bucket == -2  # only postpone tables replace bucket -2 files
+        postpone = self.settings.bucket == POSTPONE_BUCKET  # only these replace bucket -2 files
 
         def changes(latest: Snapshot | None) -> list[ManifestEntry]:
             if latest is None:

@@ -16,20 +16,19 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from paimon_pyspark.compact.settings import CompactSettings
+from paimon_pyspark.io.data_file import DataFileSettings
+from paimon_pyspark.mergetree.compact_settings import CompactSettings
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.table_read import TableRead
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
 from paimon_pyspark.store.paths import PathFactory
-from paimon_pyspark.write.append_writer import AppendWriter, WriterSettings
+from paimon_pyspark.write.append_writer import AppendWriter
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
 
 FULL_COMPACT_MIN_FILE = 3
 """A full compaction of a fixed bucket needs at least this many files (Java's constant)."""
-
-_FLUSH_BYTES = 64 * 1024 * 1024
 
 
 def _by_sequence(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
@@ -101,24 +100,6 @@ def pack_unaware(files: Sequence[DataFileMeta], s: CompactSettings) -> list[list
     return groups
 
 
-def writer_settings(table: FileStore) -> WriterSettings:
-    o = table.options
-    target = o.target_file_size(primary_key=False)
-    return WriterSettings(
-        file_io=table.file_io,
-        arrow_schema=table.arrow_schema,
-        fields=list(table.fields),
-        schema_id=table.table_schema.id,
-        file_format=o.file_format,
-        compression=o.file_compression,
-        zstd_level=o.zstd_level,
-        target_file_size=target,
-        stats_mode=o.stats_mode,
-        file_prefix=o.data_file_prefix,
-        flush_bytes=min(_FLUSH_BYTES, target),
-    )
-
-
 def rewrite_append_files(
     table: FileStore,
     partition: bytes,
@@ -137,14 +118,14 @@ def rewrite_append_files(
     rel = table.partition_rel_path(list(partition_values))
     path_factory = PathFactory(table.path)
     bucket_path = path_factory.bucket_path(rel, bucket)
-    settings = writer_settings(table)
+    settings = DataFileSettings.of(table, primary_key=False)
     writer = AppendWriter(settings, bucket_path, path_factory, files[0].min_sequence_number)
     split = DataSplit(0, partition, tuple(partition_values), bucket, bucket_path, tuple(files))
     read = TableRead(table, None, None, None)
     try:
         for batch in read.to_arrow_batch_reader([split]):
             writer.write(pa.Table.from_batches([batch]))
-            if writer.buffered_bytes >= settings.flush_bytes:
+            if writer.buffered_bytes >= writer.flush_threshold:
                 writer.flush()
         written = writer.prepare_commit()
     except BaseException:

@@ -7,18 +7,18 @@ primary-key tables), or lets AppendCompactCoordinator pack small files into task
 unaware append tables, where ``compact_strategy`` does not matter). Here the driver already
 knows each bucket's files, so buckets with nothing to do get no task at all.
 
-A ``CompactTask`` is a frozen, picklable value: the same plan runs in this process
-(``paimon_pyspark.procedures.compact``) or as one Spark task per bucket
-(``paimon_pyspark.spark.procedures.compact``). ``run_task`` returns the CommitMessage of one
-task (a CompactIncrement), the driver commits all of them as one COMPACT snapshot.
+A ``CompactTask`` is a frozen value with versioned bytes of its own (``to_bytes``): the same
+plan runs in this process (``paimon_pyspark.procedures.compact``) or as one Spark task per
+bucket (``paimon_pyspark.spark.procedures.compact``). ``run_task`` returns the CommitMessage of
+one task (a CompactIncrement), the driver commits all of them as one COMPACT snapshot. The
+procedures' arguments are parsed in procedures/arguments.py.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from paimon_pyspark.compact.append import (
     pack_unaware,
@@ -26,34 +26,31 @@ from paimon_pyspark.compact.append import (
     pick_bucketed_minor,
     rewrite_append_files,
 )
-from paimon_pyspark.compact.merge_tree import (
+from paimon_pyspark.errors import UnsupportedOptionError
+from paimon_pyspark.mergetree.compact_settings import CompactSettings
+from paimon_pyspark.mergetree.compaction import (
     compact_kv_bucket,
     lookup_compaction_supported,
     strategy_of,
 )
-from paimon_pyspark.compact.settings import CompactSettings
-from paimon_pyspark.compact.universal import Levels, key_order, pick_full_compaction, pick_minor
-from paimon_pyspark.errors import PaimonError, UnsupportedOptionError
-from paimon_pyspark.read.predicate import Predicate
+from paimon_pyspark.mergetree.universal import Levels, key_order, pick_full_compaction, pick_minor
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.manifest import ManifestEntry
+from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
 from paimon_pyspark.store.bucket_mode import BucketMode
-from paimon_pyspark.store.paths import partition_value_string
+from paimon_pyspark.types.data_types import DataType
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
 
-FULL = "full"
-MINOR = "minor"
 KV = "kv"
 APPEND = "append"
 
-PartitionSpecs = str | Sequence[Mapping[str, Any]] | None
-
-
-class CompactArgumentError(PaimonError):
-    """An argument of ``compact`` that Java's procedure would refuse too."""
+PartitionFilter = Callable[[Sequence[Any]], bool]
+"""Partition values -> kept by the procedure's ``partitions`` / ``where`` arguments?"""
 
 
 @dataclass(frozen=True)
@@ -61,7 +58,8 @@ class CompactTask:
     """One unit of compaction work, self-contained so that it can travel to an executor.
 
     ``kind`` ``kv``: every file of a primary-key bucket, picked from in the task (as a Java
-    writer does). ``append``: exactly the append files to rewrite into one, in order.
+    writer does); a postpone compaction merges its records into such a bucket. ``append``:
+    exactly the append files to rewrite into one, in order.
     """
 
     kind: str
@@ -72,135 +70,43 @@ class CompactTask:
     files: tuple[DataFileMeta, ...]
     full: bool
 
+    MAGIC: ClassVar[bytes] = b"PPct"
+    VERSION: ClassVar[int] = 1
+
+    def to_bytes(self) -> bytes:
+        """Versioned bytes (spec/versioned_record.py); the partition values travel as the
+        partition row, read back with the table's partition types."""
+        w = RecordWriter(self.MAGIC, self.VERSION).write_str(self.kind)
+        w.write_bytes(self.partition).write_int(self.bucket).write_int(self.total_buckets)
+        return w.write_files(self.files).write_bool(self.full).to_bytes()
+
+    def message(
+        self, before: Sequence[DataFileMeta], after: Sequence[DataFileMeta]
+    ) -> CommitMessage:
+        """The task's result: its inputs replaced (compact_before) by its outputs."""
+        increment = CompactIncrement(compact_before=tuple(before), compact_after=tuple(after))
+        return CommitMessage(
+            self.partition, self.bucket, self.total_buckets, compact_increment=increment
+        )
+
+    @staticmethod
+    def from_bytes(data: bytes, partition_types: Sequence[DataType]) -> CompactTask:
+        r = RecordReader(data, CompactTask.MAGIC, {CompactTask.VERSION}, "compaction task")
+        kind = r.read_str()
+        if kind not in (KV, APPEND):
+            raise r.error(f"unknown kind {kind!r}")
+        partition, values = r.read_partition(partition_types)
+        bucket, total = r.read_int(), r.read_int()
+        files, full = r.read_files(), r.read_bool()
+        r.finish()
+        return CompactTask(kind, partition, values, bucket, total, files, full)
+
 
 @dataclass(frozen=True)
 class CompactPlan:
     snapshot_id: int | None
     tasks: tuple[CompactTask, ...]
     buckets_seen: int
-
-
-# --- arguments ------------------------------------------------------------------------------
-
-
-def parse_strategy(compact_strategy: str | None) -> bool:
-    """True for a full compaction; Java's default (no strategy) is full."""
-    if compact_strategy is None or not compact_strategy.strip():
-        return True
-    s = compact_strategy.strip().lower()
-    if s not in (FULL, MINOR):
-        raise CompactArgumentError(
-            "The compact strategy only supports 'full' or 'minor', but "
-            f"'{compact_strategy}' is configured."
-        )
-    return s == FULL
-
-
-def parse_partitions(partitions: PartitionSpecs) -> list[dict[str, str]] | None:
-    """Java's partition spec string ``'dt=1,hr=2;dt=2'`` or a list of dicts, as string specs."""
-    if partitions is None:
-        return None
-    if isinstance(partitions, str):
-        if not partitions.strip():
-            return None
-        specs = []
-        for part in partitions.split(";"):
-            spec: dict[str, str] = {}
-            for kv in part.split(","):
-                if not kv.strip():
-                    continue
-                key, sep, value = kv.partition("=")
-                if not sep or not key.strip():
-                    raise CompactArgumentError(
-                        f"Partition spec '{part}' must look like 'key1=value1,key2=value2'."
-                    )
-                spec[key.strip()] = value.strip()
-            if spec:
-                specs.append(spec)
-        return specs or None
-    return [{str(k): _spec_text(v) for k, v in p.items()} for p in partitions]
-
-
-def _spec_text(value: Any) -> str:
-    return value if isinstance(value, str) else str(value)
-
-
-def parse_buckets(buckets: str | Sequence[int] | None, num_buckets: int) -> set[int] | None:
-    """``'0-3,7'`` (Java's ParameterUtils.parseIntegerRanges) or a list of bucket ids."""
-    if buckets is None:
-        return None
-    if not isinstance(buckets, str):
-        return {int(b) for b in buckets}
-    out: set[int] = set()
-    for piece in buckets.split(","):
-        piece = piece.strip()
-        if not piece:
-            continue
-        m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", piece)
-        lo, hi = (int(m.group(1)), int(m.group(2))) if m else (int(piece), int(piece))
-        if lo > hi or hi >= num_buckets:
-            raise CompactArgumentError(
-                f"Bucket range '{piece}' is not within 0..{num_buckets - 1}."
-            )
-        out.update(range(lo, hi + 1))
-    return out or None
-
-
-def parse_options(options: str | Mapping[str, Any] | None) -> dict[str, str]:
-    """Dynamic table options: ``'k1=v1,k2=v2'`` as Java's procedures take them, or a dict."""
-    if options is None:
-        return {}
-    if isinstance(options, str):
-        out = {}
-        for kv in options.split(","):
-            if kv.strip():
-                key, sep, value = kv.partition("=")
-                if not sep:
-                    raise CompactArgumentError(f"Option '{kv}' must look like 'key=value'.")
-                out[key.strip()] = value.strip()
-        return out
-    return {str(k): str(v) for k, v in options.items()}
-
-
-PartitionFilter = Callable[[Sequence[Any]], bool]
-
-
-def partition_filter(
-    table: FileStore, specs: list[dict[str, str]] | None, where: Predicate | None
-) -> PartitionFilter | None:
-    """Partition values -> kept? From string specs (matched as partition directory values,
-    so ``__DEFAULT_PARTITION__`` names null) or from a predicate on partition columns."""
-    if specs is not None and where is not None:
-        raise CompactArgumentError("partitions and where cannot be used together.")
-    keys = table.partition_keys
-    if where is not None:
-        outside = where.fields() - set(keys)
-        if outside:
-            raise CompactArgumentError(
-                f"Table '{table.name}': where may only use partition columns {keys}, "
-                f"got {sorted(outside)}."
-            )
-        return lambda values: where.test_values(dict(zip(keys, values, strict=True)))
-    if specs is None:
-        return None
-    for spec in specs:
-        unknown = [k for k in spec if k not in keys]
-        if unknown:
-            raise CompactArgumentError(
-                f"Table '{table.name}': {unknown} are not partition keys (partition keys: {keys})."
-            )
-    legacy = table.options.partition_legacy_name
-    default = table.options.partition_default_name
-    types = table.partition_types
-
-    def keep(values: Sequence[Any]) -> bool:
-        texts = {
-            k: partition_value_string(v, t, legacy, default)
-            for k, v, t in zip(keys, values, types, strict=True)
-        }
-        return any(all(texts[k] == v for k, v in spec.items()) for spec in specs)
-
-    return keep
 
 
 # --- planning -------------------------------------------------------------------------------
@@ -225,13 +131,29 @@ def check_compactable(table: FileStore, full: bool = True) -> None:
             f"Table '{table.name}': compaction of bucket mode {mode} is not supported by "
             "paimon_pyspark yet."
         )
-    lookup = table.primary_keys and CompactSettings.from_table(table).need_lookup
+    lookup = table.primary_keys and CompactSettings.of(table).need_lookup
     if lookup and not full and not lookup_compaction_supported(table):
         raise UnsupportedOptionError(
             f"Table '{table.name}': minor compaction of a table that needs lookup "
             "(force-lookup with the partial-update or aggregation merge engine, or with "
             "sequence.field) is not supported by paimon_pyspark yet; use compact_strategy 'full'."
         )
+
+
+def kept_entries(
+    table: FileStore, snapshot: Snapshot, keep_partition: PartitionFilter | None
+) -> Iterator[tuple[ManifestEntry, tuple[Any, ...]]]:
+    """The live entries of ``snapshot`` in the partitions ``keep_partition`` keeps, each with
+    its partition values (read, and tested, once per partition)."""
+    kept: dict[bytes, tuple[Any, ...] | None] = {}
+    for e in table.manifest_io.live_entries(snapshot):
+        if e.partition not in kept:
+            values = tuple(deserialize_with_arity(e.partition, table.partition_types))
+            keep = keep_partition is None or keep_partition(values)
+            kept[e.partition] = values if keep else None
+        found = kept[e.partition]
+        if found is not None:
+            yield e, found
 
 
 def plan_compaction(
@@ -248,18 +170,13 @@ def plan_compaction(
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     totals: dict[tuple[bytes, int], int] = {}
     values_of: dict[bytes, tuple[Any, ...]] = {}
-    for e in table.manifest_io.live_entries(snapshot):
+    for e, values in kept_entries(table, snapshot, keep_partition):
         if e.bucket < 0 or (buckets is not None and e.bucket not in buckets):
             continue
-        values = values_of.get(e.partition)
-        if values is None:
-            values = tuple(deserialize_with_arity(e.partition, table.partition_types))
-            values_of[e.partition] = values
-        if keep_partition is not None and not keep_partition(values):
-            continue
+        values_of[e.partition] = values
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
-    s = CompactSettings.from_table(table)
+    s = CompactSettings.of(table)
     tasks: list[CompactTask] = []
     for (partition, bucket), files in groups.items():
         total = totals[(partition, bucket)]
@@ -310,10 +227,7 @@ def run_task(table: FileStore, task: CompactTask) -> CommitMessage | None:
         )
     if not before and not after:
         return None
-    increment = CompactIncrement(compact_before=tuple(before), compact_after=tuple(after))
-    return CommitMessage(
-        task.partition, task.bucket, task.total_buckets, compact_increment=increment
-    )
+    return task.message(before, after)
 
 
 def written_only(message: CommitMessage) -> CommitMessage:

@@ -31,21 +31,22 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
 
 from paimon_pyspark.bucket.fixed import FixedBucketAssigner
 from paimon_pyspark.commit.overwrite import Overwrite
-from paimon_pyspark.compact.merge_tree import compact_kv_bucket
-from paimon_pyspark.compact.plan import CompactArgumentError, PartitionFilter, written_only
+from paimon_pyspark.compact.plan import KV, CompactTask, PartitionFilter, kept_entries
+from paimon_pyspark.errors import CompactArgumentError
+from paimon_pyspark.io.data_file_reader import read_kv_records
 from paimon_pyspark.merge.merge_function import MergeSettings, merge
-from paimon_pyspark.read.kv_read import read_kv_records
+from paimon_pyspark.mergetree.compaction import compact_kv_bucket
+from paimon_pyspark.mergetree.sorted_run_writer import write_sorted_run
 from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.read.scan import DataSplit
-from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
 from paimon_pyspark.spec.data_file_meta import (
     FILE_SOURCE_APPEND,
@@ -53,10 +54,11 @@ from paimon_pyspark.spec.data_file_meta import (
     DataFileMeta,
 )
 from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER
+from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET, BucketMode
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.store.postpone import known_num_buckets, order_postpone_files
-from paimon_pyspark.write.key_value_writer import write_sorted_run
+from paimon_pyspark.types.data_types import DataType
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
@@ -64,12 +66,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class PostponePartition:
-    """The postpone files of one partition, in write order, and its real bucket count."""
+    """The postpone files of one partition, in write order, its real bucket count, and the
+    live files of its real buckets (what their compaction merges the records into)."""
 
     partition: bytes
     partition_values: tuple[Any, ...]
     num_buckets: int
     files: tuple[DataFileMeta, ...]
+    bucket_files: dict[int, tuple[DataFileMeta, ...]] = field(default_factory=dict)
+
+    MAGIC: ClassVar[bytes] = b"PPpp"
+    VERSION: ClassVar[int] = 1
 
     def removal(self) -> CommitMessage:
         """The message that retires this partition's postpone files (bucket -2)."""
@@ -78,30 +85,40 @@ class PostponePartition:
             self.partition, POSTPONE_BUCKET, POSTPONE_BUCKET, compact_increment=increment
         )
 
+    def bucket_task(self, bucket: int, full: bool) -> CompactTask:
+        """The compaction of real bucket ``bucket`` that receives this partition's records."""
+        files = self.bucket_files.get(bucket, ())
+        return CompactTask(
+            KV, self.partition, self.partition_values, bucket, self.num_buckets, files, full
+        )
 
-@dataclass(frozen=True)
-class PostponeBucketTask:
-    """One real bucket receiving postpone records: its live files and the compaction kind."""
+    def to_bytes(self) -> bytes:
+        """Versioned bytes (spec/versioned_record.py), as CompactTask.to_bytes."""
+        w = RecordWriter(self.MAGIC, self.VERSION).write_bytes(self.partition)
+        w.write_int(self.num_buckets).write_files(self.files).write_int(len(self.bucket_files))
+        for bucket, files in self.bucket_files.items():
+            w.write_int(bucket).write_files(files)
+        return w.to_bytes()
 
-    partition: bytes
-    partition_values: tuple[Any, ...]
-    bucket: int
-    total_buckets: int
-    files: tuple[DataFileMeta, ...]
-    full: bool
+    @staticmethod
+    def from_bytes(data: bytes, partition_types: Sequence[DataType]) -> PostponePartition:
+        r = RecordReader(
+            data, PostponePartition.MAGIC, {PostponePartition.VERSION}, "postpone partition"
+        )
+        partition, values = r.read_partition(partition_types)
+        num_buckets, files = r.read_int(), r.read_files()
+        buckets = {}
+        for _ in range(r.read_int()):
+            bucket = r.read_int()
+            buckets[bucket] = r.read_files()
+        r.finish()
+        return PostponePartition(partition, values, num_buckets, files, buckets)
 
 
 @dataclass(frozen=True)
 class PostponePlan:
     snapshot_id: int | None
     partitions: tuple[PostponePartition, ...]
-    bucket_files: dict[tuple[bytes, int], tuple[DataFileMeta, ...]]
-
-    def bucket_task(self, part: PostponePartition, bucket: int, full: bool) -> PostponeBucketTask:
-        files = self.bucket_files.get((part.partition, bucket), ())
-        return PostponeBucketTask(
-            part.partition, part.partition_values, bucket, part.num_buckets, files, full
-        )
 
     @property
     def file_count(self) -> int:
@@ -112,29 +129,29 @@ def plan_postpone(table: FileStore, keep_partition: PartitionFilter | None) -> P
     """The postpone partitions of the latest snapshot that ``keep_partition`` keeps."""
     snapshot = table.snapshot_manager.latest()
     if snapshot is None:
-        return PostponePlan(None, (), {})
+        return PostponePlan(None, ())
     known = known_num_buckets(table, snapshot)
     default = table.options.postpone_default_bucket_num
     postpone: dict[bytes, list[DataFileMeta]] = {}
-    bucket_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    bucket_files: dict[bytes, dict[int, list[DataFileMeta]]] = {}
     values_of: dict[bytes, tuple[Any, ...]] = {}
-    for e in table.manifest_io.live_entries(snapshot):
-        values = values_of.get(e.partition)
-        if values is None:
-            values = tuple(deserialize_with_arity(e.partition, table.partition_types))
-            values_of[e.partition] = values
-        if keep_partition is not None and not keep_partition(values):
-            continue
+    for e, values in kept_entries(table, snapshot, keep_partition):
+        values_of[e.partition] = values
         if e.bucket == POSTPONE_BUCKET:
             postpone.setdefault(e.partition, []).append(e.file)
         elif e.bucket >= 0:
-            bucket_files.setdefault((e.partition, e.bucket), []).append(e.file)
+            bucket_files.setdefault(e.partition, {}).setdefault(e.bucket, []).append(e.file)
     partitions = tuple(
-        PostponePartition(p, values_of[p], known.get(p, default), tuple(order_postpone_files(fs)))
+        PostponePartition(
+            p,
+            values_of[p],
+            known.get(p, default),
+            tuple(order_postpone_files(fs)),
+            {b: tuple(files) for b, files in bucket_files.get(p, {}).items()},
+        )
         for p, fs in postpone.items()
     )
-    existing = {k: tuple(v) for k, v in bucket_files.items() if k[0] in postpone}
-    return PostponePlan(snapshot.id, partitions, existing)
+    return PostponePlan(snapshot.id, partitions)
 
 
 def split_partition(table: FileStore, part: PostponePartition) -> dict[int, pa.Table]:
@@ -166,7 +183,7 @@ def group_by_bucket(table: FileStore, rows: pa.Table, num_buckets: int) -> dict[
 
 
 def compact_postpone_bucket(
-    table: FileStore, task: PostponeBucketTask, records: pa.Table
+    table: FileStore, task: CompactTask, records: pa.Table
 ) -> CommitMessage:
     """Merge one bucket's postpone records (write order) into the bucket; see the module doc.
 
@@ -183,7 +200,7 @@ def compact_postpone_bucket(
         merged = merge(records, keys, settings, drop_delete=True)
         top = table.options.num_levels - 1
         after = write_sorted_run(table, values, task.bucket, merged, top, FILE_SOURCE_COMPACT)
-        return _message(task, [], after)
+        return task.message([], after)
     # as Java's bucket writer: flush the records as a level-0 run, then compact the bucket
     merged = merge(records, keys, settings, drop_delete=False)
     new = write_sorted_run(table, values, task.bucket, merged, 0, FILE_SOURCE_APPEND)
@@ -201,41 +218,14 @@ def compact_postpone_bucket(
     _delete(table, task, [f for f in new if f.file_name in before_names - after_names])
     kept_before = [f for f in before if f.file_name not in new_names]
     kept_after = [*after, *(f for f in new if f.file_name not in before_names)]
-    return _message(task, kept_before, kept_after)
+    return task.message(kept_before, kept_after)
 
 
-def _message(
-    task: PostponeBucketTask, before: Sequence[DataFileMeta], after: Sequence[DataFileMeta]
-) -> CommitMessage:
-    increment = CompactIncrement(compact_before=tuple(before), compact_after=tuple(after))
-    return CommitMessage(
-        task.partition, task.bucket, task.total_buckets, compact_increment=increment
-    )
-
-
-def _delete(table: FileStore, task: PostponeBucketTask, files: Sequence[DataFileMeta]) -> None:
+def _delete(table: FileStore, task: CompactTask, files: Sequence[DataFileMeta]) -> None:
     rel = table.partition_rel_path(list(task.partition_values))
     bucket_path = PathFactory(table.path).bucket_path(rel, task.bucket)
     for f in files:
         table.file_io.delete_quietly(f"{bucket_path}/{f.file_name}")
-
-
-def compact_partition(
-    table: FileStore, plan: PostponePlan, part: PostponePartition, full: bool
-) -> list[CommitMessage]:
-    """Both steps for one partition in this process; the removal message comes last."""
-    messages: list[CommitMessage] = []
-    try:
-        for bucket, records in sorted(split_partition(table, part).items()):
-            task = plan.bucket_task(part, bucket, full)
-            messages.append(compact_postpone_bucket(table, task, records))
-    except BaseException:
-        for m in messages:
-            written = written_only(m).compact_increment.compact_after
-            _delete(table, plan.bucket_task(part, m.bucket, full), written)
-        raise
-    messages.append(part.removal())
-    return messages
 
 
 # --- rescale --------------------------------------------------------------------------------

@@ -8,13 +8,12 @@ facade hands ``bootstrapped_global_assigner`` to ``TableWrite``, and the Spark w
 
 from __future__ import annotations
 
-from paimon_pyspark.bucket.cross_partition import GlobalIndexAssigner
+from paimon_pyspark.bucket.cross_partition import GlobalIndexAssigner, new_global_assigner
+from paimon_pyspark.io.data_file import local_now_millis
 from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.store.file_store import FileStore
-from paimon_pyspark.write.append_writer import local_now_millis
-from paimon_pyspark.write.dynamic import new_global_assigner
 
 
 def bootstrap_splits(store: FileStore, snapshot: Snapshot) -> list[DataSplit]:

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import pyarrow as pa
 
+from paimon_pyspark.io.data_file_reader import read_data_file
 from paimon_pyspark.merge.merge_function import MergeSettings
-from paimon_pyspark.read.kv_read import merge_read, read_data_file
+from paimon_pyspark.read.kv_read import merge_read
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.types.arrow import to_arrow_type
 
 if TYPE_CHECKING:
@@ -106,7 +108,7 @@ class TableRead:
     def _read_merged(self, split: DataSplit) -> pa.Table:
         """A primary-key split: merge its files per key, then filter and project."""
         assert self._merge_settings is not None
-        postpone = split.bucket == -2  # with_scan_all_files: replayed in write order
+        postpone = split.bucket == POSTPONE_BUCKET  # with_scan_all_files: in write order
         table = merge_read(
             self.table, split.bucket_path, split.files, self._merge_settings, postpone
         )

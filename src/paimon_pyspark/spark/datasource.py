@@ -102,9 +102,12 @@ class PaimonDataSource(DataSource):
             BucketMode.KEY_DYNAMIC,
         ):
             # each task would run its own bucket assigner: a key could land in two buckets
+            mode = str(table.bucket_mode)
+            if table.bucket_mode == BucketMode.KEY_DYNAMIC:
+                mode += ", cross-partition upsert"
             raise UnsupportedOptionError(
                 f"Table '{self.identifier}': format('paimon') cannot write a dynamic-bucket "
-                f"primary-key table (bucket = -1, mode {table.bucket_mode}), since Spark gives "
+                f"primary-key table (bucket = -1, mode {mode}), since Spark gives "
                 "a Python data source no way to route keys to one assigner; use "
                 "paimon_pyspark.spark.write(df, warehouse, table), which does."
             )
@@ -128,6 +131,9 @@ class PaimonPySparkDataSource(PaimonDataSource):
 
 @dataclass(frozen=True)
 class PaimonCommitMessage(WriterCommitMessage):
+    """A task's TaskResult as versioned bytes (spark/job.py); Spark carries it to the driver,
+    which decodes it without unpickling anything of ours."""
+
     payload: bytes
 
 

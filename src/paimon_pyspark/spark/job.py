@@ -1,12 +1,18 @@
 """A distributed write job: executors write files and return commit messages, the driver
 commits them once.
 
-Both Spark doors use it: ``paimon_pyspark.spark.write`` (mapInArrow + collect) and the Python
-Data Source (``df.write.format("paimon")``). Every task records the files it produced in a
-staging record under ``<table>/.paimon-staging/<commit user>/`` before returning; the driver
-commits the messages of the attempts Spark kept and then deletes the files of every other record
-(failed jobs, retried or speculative attempts), so no job leaves orphan files behind. An aborted
-job's directory keeps its FINISHED marker for an hour, then a later job removes it.
+Every Spark door uses it: ``paimon_pyspark.spark.write`` (mapInArrow + collect), the Python
+Data Source (``df.write.format("paimon")``) and the procedures run as Spark jobs (``run_task``).
+Every task records the files it produced in a staging record under
+``<table>/.paimon-staging/<commit user>/`` before returning; the driver commits the messages of
+the attempts Spark kept and then deletes the files of every other record (failed jobs, retried
+or speculative attempts), so no job leaves orphan files behind. An aborted job's directory keeps
+its FINISHED marker for an hour, then a later job removes it.
+
+Staging records and task results are versioned bytes (spec/versioned_record.py: a header, then
+CommitMessageSerializer's Java-compatible bytes), never pickles: the driver reads every file in
+the staging directory, and a file there that does not decode is refused with CorruptRecordError,
+reported in the log, and removed; nothing in it runs.
 
 An overwriting job carries the Overwrite its driver planned (``overwrite``): tasks write as an
 overwrite does (ignoring the table's files) and the driver commits it, even with no rows.
@@ -14,11 +20,11 @@ overwrite does (ignoring the table's files) and the driver commits it, even with
 
 from __future__ import annotations
 
+import logging
 import os
-import pickle
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
@@ -26,11 +32,14 @@ from pyspark import TaskContext
 
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
 from paimon_pyspark.commit.overwrite import Overwrite
-from paimon_pyspark.compact.merge_tree import lookup_compaction_supported
 from paimon_pyspark.compact.plan import plan_compaction, run_task, written_only
-from paimon_pyspark.errors import PaimonError
+from paimon_pyspark.errors import CorruptRecordError, PaimonError
+from paimon_pyspark.fs.file_io import FileIO
+from paimon_pyspark.mergetree.compaction import lookup_compaction_supported
 from paimon_pyspark.spec.commit_message import CommitMessage
+from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
 from paimon_pyspark.table.file_store_table import FileStoreTable
+from paimon_pyspark.table.table_commit import TableCommit
 from paimon_pyspark.table.write_builder import BatchWriteBuilder
 from paimon_pyspark.write.table_write import TableWrite
 
@@ -40,11 +49,17 @@ _FINISHED_JOB_RETENTION_S = 3600
 _BATCH_ROWS = 256 * 1024
 SHARED_BUCKET_STRIDE = 1 << 16
 """Tasks that may share a primary-key bucket interleave their sequence numbers with this stride."""
+_STAGING_MAGIC = b"PPsr"
+_STAGING_VERSION = 1
+_RESULT_MAGIC = b"PPtr"
+_RESULT_VERSION = 1
+
+LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class TableRef:
-    """What an executor needs to open the table: it travels pickled to every task."""
+    """What an executor needs to open the table; Spark ships it to every task."""
 
     warehouse: str
     identifier: str
@@ -63,14 +78,37 @@ class TaskResult:
     messages: tuple[CommitMessage, ...]
 
     def to_bytes(self) -> bytes:
-        return pickle.dumps(self)
+        """Versioned bytes: the record's name, then the messages as CommitMessageSerializer
+        writes them."""
+        w = RecordWriter(_RESULT_MAGIC, _RESULT_VERSION).write_str(self.record)
+        return w.write_messages(self.messages).to_bytes()
 
     @staticmethod
     def from_bytes(data: bytes) -> TaskResult:
-        result = pickle.loads(data)
-        if not isinstance(result, TaskResult):
-            raise PaimonError(f"Unexpected task result {type(result).__name__}")
+        r = RecordReader(data, _RESULT_MAGIC, {_RESULT_VERSION}, "a task result")
+        result = TaskResult(r.read_str(), r.read_messages())
+        r.finish()
         return result
+
+
+def driver_result(messages: Sequence[CommitMessage]) -> TaskResult:
+    """Messages the driver adds to a job's commit itself (no task wrote them, no record)."""
+    return TaskResult("", tuple(messages))
+
+
+def staging_record(messages: Sequence[CommitMessage]) -> bytes:
+    """A staging record: the files one task attempt wrote, as versioned bytes."""
+    return RecordWriter(_STAGING_MAGIC, _STAGING_VERSION).write_messages(messages).to_bytes()
+
+
+def read_staging_record(io: FileIO, path: str) -> tuple[CommitMessage, ...]:
+    """The messages of the staging record at ``path``; CorruptRecordError naming the file if
+    it is no staging record of ours (a pickle, another version, truncated)."""
+    what = f"staging record {path}"
+    r = RecordReader(io.read_bytes(path), _STAGING_MAGIC, {_STAGING_VERSION}, what)
+    messages = r.read_messages()
+    r.finish()
+    return messages
 
 
 @dataclass(frozen=True)
@@ -133,15 +171,40 @@ class WriteJob:
             if pending:
                 put(write, pa.Table.from_batches(pending))
             messages = tuple(write.prepare_commit())
-            try:
-                record = self._save_record(table, messages)
-                if table.file_io.exists(os.path.join(self.staging_dir(table), FINISHED)):
-                    # the driver finished the job while this attempt ran: it can never be kept
-                    raise PaimonError(f"write job {self.commit_user} already finished")
-            except BaseException:
-                builder.new_commit().abort(messages)
-                raise
-        return TaskResult(record, messages)
+            return self._finish_task(table, messages, messages)
+
+    def run_task(self, work: Callable[[FileStoreTable], Iterable[CommitMessage]]) -> TaskResult:
+        """One task of a procedure (procedures/pipeline.py): ``work`` writes into the job's
+        table and yields messages; on any failure the files of those yielded are removed (work
+        removes those of the unit it fails in). The record lists only the files the task
+        wrote: a file upgraded by a compaction is an input and an output of its message, and
+        must never be deleted by a cleanup."""
+        table = self.ref.load()
+        messages: list[CommitMessage] = []
+        try:
+            for message in work(table):
+                messages.append(message)
+        except BaseException:
+            TableCommit(table.store, self.commit_user).abort([written_only(m) for m in messages])
+            raise
+        return self._finish_task(table, messages, [written_only(m) for m in messages])
+
+    def _finish_task(
+        self,
+        table: FileStoreTable,
+        messages: Sequence[CommitMessage],
+        written: Sequence[CommitMessage],
+    ) -> TaskResult:
+        """Save the record of ``written``; the attempt's result, unless the job is over."""
+        try:
+            record = self._save_record(table, written)
+            if table.file_io.exists(os.path.join(self.staging_dir(table), FINISHED)):
+                # the driver finished the job while this attempt ran: it can never be kept
+                raise PaimonError(f"job {self.commit_user} already finished")
+        except BaseException:
+            TableCommit(table.store, self.commit_user).abort(written)
+            raise
+        return TaskResult(record, tuple(messages))
 
     def _sequence_slot(self, table: FileStoreTable) -> tuple[int, int] | None:
         if not (self.shared_buckets and table.primary_keys):
@@ -160,7 +223,7 @@ class WriteJob:
         directory = self.staging_dir(table)
         table.file_io.mkdirs(directory)
         name = str(uuid.uuid4())
-        table.file_io.write_bytes(os.path.join(directory, name), pickle.dumps(list(messages)))
+        table.file_io.write_bytes(os.path.join(directory, name), staging_record(messages))
         return name
 
     # --- on the driver ---------------------------------------------------------------------
@@ -234,8 +297,12 @@ class WriteJob:
                 continue
             path = os.path.join(directory, name)
             if name not in keep:
-                stale: list[CommitMessage] = pickle.loads(io.read_bytes(path))
-                commit.abort(stale)
+                try:
+                    stale = read_staging_record(io, path)
+                except CorruptRecordError as e:
+                    LOG.warning("Job %s refused a staging file: %s", self.commit_user, e)
+                else:
+                    commit.abort(stale)
             io.delete_quietly(path)
         if not keep_marker:
             io.delete_dir(directory)

@@ -7,36 +7,44 @@ driver commits once. Bucket-unaware tables need no shuffle: every task writes it
 Postpone-bucket tables are written as bucket-unaware ones (into postpone files), or, with
 ``postpone.batch-write-fixed-bucket``, as fixed-bucket ones with each partition's bucket count.
 Dynamic-bucket and cross-partition tables first go through assigner tasks, shuffled by key
-(``_plan_dynamic``, ``_plan_cross_partition``).
+(``_plan_dynamic``, ``_plan_cross_partition``). ``PLANNERS`` maps each ``BucketMode`` to its
+topology; the buckets every stage computes come from the same routers (bucket/routers.py,
+bucket/postpone.py) a ``TableWrite`` routes with.
 """
 
 from __future__ import annotations
 
-import pickle
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql.types import BinaryType, ByteType, IntegerType, StructField, StructType
 
-from paimon_pyspark.bucket.dynamic import key_assigner
-from paimon_pyspark.bucket.fixed import FixedBucketAssigner, hash_rows
+from paimon_pyspark.bucket.cross_partition import new_global_assigner
+from paimon_pyspark.bucket.postpone import PostponeRouter
+from paimon_pyspark.bucket.routers import (
+    HashDynamicRouter,
+    HashFixedRouter,
+    KeyDynamicRouter,
+    KeyHasher,
+)
 from paimon_pyspark.errors import OptionError, UnsupportedOptionError
 from paimon_pyspark.read.bootstrap import bootstrap_splits
 from paimon_pyspark.read.scan import DataSplit
-from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
+from paimon_pyspark.read.split_codec import decode_split, encode_split
+from paimon_pyspark.spark.job import TaskResult, WriteJob
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.tables import OVERWRITE_PARTITION, ensure_table, plan_overwrite
 from paimon_pyspark.spec.key_value import VALUE_KIND
 from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.postpone import known_num_buckets
 from paimon_pyspark.table.file_store_table import (
     FileStoreTable,
 )
-from paimon_pyspark.write.dynamic import DynamicBucketWrite, new_global_assigner
-from paimon_pyspark.write.postpone import PostponeRouting
 from paimon_pyspark.write.table_write import TableWrite
 
 BUCKET_COLUMN = "_paimon_bucket"
@@ -110,25 +118,49 @@ def commit_or_abort(job: WriteJob, results: list[TaskResult]) -> list[int]:
 
 
 def _plan(df: DataFrame, table: FileStoreTable, job: WriteJob) -> DataFrame:
+    """The write topology of the table's bucket mode (``PLANNERS``)."""
     result_schema = StructType([StructField("record", BinaryType(), False)])
-    if table.bucket_mode == BucketMode.HASH_FIXED:
-        with_bucket = df.mapInArrow(
-            _bucket_fn(job.ref, table.bucket_keys),
-            StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType(), False)]),
-        )
-        shuffled = with_bucket.repartition(*table.partition_keys, BUCKET_COLUMN)
-        return shuffled.mapInArrow(_write_fn(job, drop_bucket=True), result_schema)
-    if table.bucket_mode == BucketMode.HASH_DYNAMIC:
-        return _plan_dynamic(df, table, job, result_schema)
-    if table.bucket_mode == BucketMode.POSTPONE_MODE:
-        return _plan_postpone(df, table, job, result_schema)
-    if table.bucket_mode == BucketMode.KEY_DYNAMIC:
-        return _plan_cross_partition(df, table, job, result_schema)
-    if table.bucket_mode != BucketMode.BUCKET_UNAWARE:
-        raise UnsupportedOptionError(
-            f"Table '{table.name}': bucket mode {table.bucket_mode} is not supported yet."
-        )
-    return df.mapInArrow(_write_fn(job, drop_bucket=False), result_schema)
+    return PLANNERS[table.bucket_mode](df, table, job, result_schema)
+
+
+def _plan_fixed(
+    df: DataFrame, table: FileStoreTable, job: WriteJob, result_schema: StructType
+) -> DataFrame:
+    """HASH_FIXED: each row's bucket is computed on the executors by the table's router, rows
+    are shuffled by (partition, bucket), and one task writes each bucket."""
+    shuffled = _shuffled_by_bucket(df, table, job, lambda store: HashFixedRouter(store).assign)
+    return shuffled.mapInArrow(_write_fn(job, drop_bucket=True), result_schema)
+
+
+def _shuffled_by_bucket(
+    df: DataFrame,
+    table: FileStoreTable,
+    job: WriteJob,
+    assigner: Callable[[FileStore], Callable[[pa.RecordBatch], npt.NDArray[np.int32]]],
+) -> DataFrame:
+    """``df`` with the bucket column the table's router computes on the executors
+    (``assigner(store)`` gives its per-batch assign), repartitioned by (partition keys, bucket)
+    so that one task writes each bucket."""
+    ref = job.ref
+
+    def add_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        assign = assigner(ref.load().store)
+        for batch in batches:
+            buckets = pa.array(assign(batch))
+            yield batch.append_column(pa.field(BUCKET_COLUMN, pa.int32(), False), buckets)
+
+    with_bucket = df.mapInArrow(
+        add_bucket,
+        StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType(), False)]),
+    )
+    return with_bucket.repartition(*table.partition_keys, BUCKET_COLUMN)
+
+
+def _plan_unaware(
+    df: DataFrame, table: FileStoreTable, job: WriteJob, result_schema: StructType
+) -> DataFrame:
+    """BUCKET_UNAWARE: no shuffle, every task writes its own files."""
+    return df.mapInArrow(_write_fn(job), result_schema)
 
 
 def num_assigners(table: FileStoreTable, parallelism: int) -> int:
@@ -157,24 +189,24 @@ def _plan_dynamic(
     overwrite = job.overwrite is not None
 
     def add_assigner(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        dw = DynamicBucketWrite(ref.load().store, overwrite)
+        keys = KeyHasher(ref.load().store)
         for batch in batches:
-            ids = key_assigner(dw.key_hashes(batch), n)
+            ids = keys.assigners(batch, n)
             yield batch.append_column(pa.field(ASSIGNER_COLUMN, pa.int32(), False), pa.array(ids))
 
     def add_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         loaded = ref.load()
-        assigners: dict[int, DynamicBucketWrite] = {}
+        routers: dict[int, HashDynamicRouter] = {}
         for batch in batches:
             ids = batch.column(ASSIGNER_COLUMN).to_numpy()
             data = pa.Table.from_batches([batch.drop_columns([ASSIGNER_COLUMN])])
             buckets = np.empty(batch.num_rows, np.int32)
             for i in np.unique(ids).tolist():
-                dw = assigners.get(i)
-                if dw is None:
-                    dw = assigners[i] = DynamicBucketWrite(loaded.store, overwrite, n, i)
+                router = routers.get(i)
+                if router is None:
+                    router = routers[i] = HashDynamicRouter(loaded.store, overwrite, n, i)
                 rows = np.flatnonzero(ids == i)
-                buckets[rows] = dw.assign(data.take(pa.array(rows)))
+                buckets[rows] = router.assign(data.take(pa.array(rows)))
             out = data.append_column(pa.field(BUCKET_COLUMN, pa.int32(), False), pa.array(buckets))
             yield from out.to_batches()
 
@@ -187,15 +219,7 @@ def _plan_dynamic(
         add_bucket, StructType([*fields, StructField(BUCKET_COLUMN, IntegerType(), False)])
     )
     shuffled = with_bucket.repartition(*table.partition_keys, BUCKET_COLUMN)
-
-    def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        result = job.write_task(batches, bucket_column=BUCKET_COLUMN)
-        yield pa.RecordBatch.from_arrays(
-            [pa.array([result.to_bytes()], pa.binary())],
-            schema=pa.schema([pa.field("record", pa.binary(), nullable=False)]),
-        )
-
-    return shuffled.mapInArrow(write_task, result_schema)
+    return shuffled.mapInArrow(_write_fn(job, bucket_column=BUCKET_COLUMN), result_schema)
 
 
 def _plan_cross_partition(
@@ -231,7 +255,7 @@ def _plan_cross_partition(
     ref = job.ref
     commit_user = job.commit_user
     keys = table.table_schema.trimmed_primary_keys()
-    key_types = [table.table_schema.field(k).type for k in keys]
+    hasher = KeyHasher(table.store)
     part_keys = table.partition_keys
     located = list(dict.fromkeys([*keys, *part_keys]))  # what a bootstrap row carries
     names = table.arrow_schema.names
@@ -252,7 +276,7 @@ def _plan_cross_partition(
     kind_field = pa.field(VALUE_KIND, pa.int8())
 
     def routed(data: pa.Table, bootstrap_bucket: int) -> Iterator[pa.RecordBatch]:
-        ids = key_assigner(hash_rows([data.column(k) for k in keys], key_types), n)
+        ids = hasher.assigners(data, n)
         tags = np.full(data.num_rows, bootstrap_bucket, np.int32)
         data = data.append_column(BOOTSTRAP_COLUMN, pa.array(tags))
         data = data.append_column(ASSIGNER_COLUMN, pa.array(ids))
@@ -274,7 +298,7 @@ def _plan_cross_partition(
             read = pinned.new_read_builder().with_projection(keys).new_read()
             for batch in batches:
                 for blob in batch.column(0).to_pylist():
-                    split: DataSplit = pickle.loads(blob)
+                    split: DataSplit = decode_split(blob, pinned.partition_types)
                     rows = read.to_arrow([split])
                     m = rows.num_rows
                     values = dict(zip(part_keys, split.partition_values, strict=True))
@@ -290,7 +314,7 @@ def _plan_cross_partition(
                     data = data.append_column(VALUE_KIND, pa.nulls(m, pa.int8()))
                     yield from routed(data, split.bucket)
 
-        payloads = [(pickle.dumps(s),) for s in splits]
+        payloads = [(encode_split(s),) for s in splits]
         split_rows = spark.sparkContext.parallelize(payloads, len(payloads))
         split_df = spark.createDataFrame(
             split_rows, StructType([StructField("split", BinaryType(), False)])
@@ -313,43 +337,32 @@ def _plan_cross_partition(
                 assigner.bootstrap_rows(data.take(live).select(located), tags[live])
             new = np.flatnonzero((ids == i) & (tags < 0))
             if len(new):
-                out, buckets = assigner.process(data.take(new))
+                router = KeyDynamicRouter(loaded.store, assigner=assigner)
+                out, buckets = router.assign(data.take(new))
                 out = out.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
                 yield from out.cast(assigned_arrow).to_batches()
 
     by_key = incoming.repartition(n, ASSIGNER_COLUMN)
     assigned = by_key.mapInArrow(assign, assigned_schema)
     shuffled = assigned.repartition(*part_keys, BUCKET_COLUMN)
-
-    def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        result = job.write_task(batches, bucket_column=BUCKET_COLUMN, kind_column=VALUE_KIND)
-        yield pa.RecordBatch.from_arrays(
-            [pa.array([result.to_bytes()], pa.binary())],
-            schema=pa.schema([pa.field("record", pa.binary(), nullable=False)]),
-        )
-
-    return shuffled.mapInArrow(write_task, result_schema)
+    writer = _write_fn(job, bucket_column=BUCKET_COLUMN, kind_column=VALUE_KIND)
+    return shuffled.mapInArrow(writer, result_schema)
 
 
-def _bucket_fn(ref: TableRef, bucket_keys: list[str]) -> Any:
-    def add_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = ref.load()
-        fields = [table.table_schema.field(k) for k in bucket_keys]
-        assigner = FixedBucketAssigner(fields, table.options.bucket)
-        for batch in batches:
-            buckets = assigner.assign([batch.column(k) for k in bucket_keys])
-            yield batch.append_column(
-                pa.field(BUCKET_COLUMN, pa.int32(), nullable=False), pa.array(buckets)
-            )
+def _write_fn(
+    job: WriteJob,
+    drop_bucket: bool = False,
+    bucket_column: str | None = None,
+    kind_column: str | None = None,
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A write task: its rows through ``job.write_task``, out one record, its TaskResult.
+    ``drop_bucket``: the bucket column only shuffled the rows (the writer hashes them again);
+    ``bucket_column``/``kind_column``: the buckets and row kinds an assigner stage chose."""
 
-    return add_bucket
-
-
-def _write_fn(job: WriteJob, drop_bucket: bool) -> Any:
     def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         if drop_bucket:
             batches = (b.drop_columns([BUCKET_COLUMN]) for b in batches)
-        result = job.write_task(batches)
+        result = job.write_task(batches, bucket_column=bucket_column, kind_column=kind_column)
         yield pa.RecordBatch.from_arrays(
             [pa.array([result.to_bytes()], pa.binary())],
             schema=pa.schema([pa.field("record", pa.binary(), nullable=False)]),
@@ -381,26 +394,24 @@ def _plan_postpone(
     is written by one task, with contiguous sequence numbers."""
     counts = job.postpone_buckets
     if counts is None:
-        return df.mapInArrow(_write_fn(job, drop_bucket=False), result_schema)
-    ref = job.ref
+        return df.mapInArrow(_write_fn(job), result_schema)
 
-    def add_bucket(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        routing = PostponeRouting(ref.load().store, fixed=True)
-        routing.pin(counts)
-        for batch in batches:
-            buckets = pa.array(routing.assign(batch))
-            yield batch.append_column(pa.field(BUCKET_COLUMN, pa.int32(), False), buckets)
+    def pinned(store: FileStore) -> Callable[[pa.RecordBatch], npt.NDArray[np.int32]]:
+        router = PostponeRouter(store, fixed=True)
+        router.pin(counts)
+        return router.assign
 
-    def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        result = job.write_task(batches, bucket_column=BUCKET_COLUMN)
-        yield pa.RecordBatch.from_arrays(
-            [pa.array([result.to_bytes()], pa.binary())],
-            schema=pa.schema([pa.field("record", pa.binary(), nullable=False)]),
-        )
+    shuffled = _shuffled_by_bucket(df, table, job, pinned)
+    return shuffled.mapInArrow(_write_fn(job, bucket_column=BUCKET_COLUMN), result_schema)
 
-    with_bucket = df.mapInArrow(
-        add_bucket,
-        StructType([*df.schema.fields, StructField(BUCKET_COLUMN, IntegerType(), False)]),
-    )
-    shuffled = with_bucket.repartition(*table.partition_keys, BUCKET_COLUMN)
-    return shuffled.mapInArrow(write_task, result_schema)
+
+Planner = Callable[[DataFrame, FileStoreTable, WriteJob, StructType], DataFrame]
+
+PLANNERS: dict[BucketMode, Planner] = {
+    BucketMode.HASH_FIXED: _plan_fixed,
+    BucketMode.HASH_DYNAMIC: _plan_dynamic,
+    BucketMode.KEY_DYNAMIC: _plan_cross_partition,
+    BucketMode.BUCKET_UNAWARE: _plan_unaware,
+    BucketMode.POSTPONE_MODE: _plan_postpone,
+}
+"""Java's write topology of each bucket mode (PaimonSparkWriter), one planner per mode."""

@@ -1,8 +1,9 @@
 """CommitMessage: what a writer hands to the committer for one (partition, bucket).
 
 Mirrors org.apache.paimon.table.sink.CommitMessageImpl with its DataIncrement and
-CompactIncrement. A plain immutable value: it pickles as is, so it can travel from a Spark
-executor or a worker process to the driver that commits.
+CompactIncrement. A plain immutable value that pickles as is, so a user's worker process can
+send it to the driver that commits (pypaimon's contract). The engine's own processes exchange
+it as CommitMessageSerializer bytes instead (spec/commit_message_serde.py), never as pickle.
 """
 
 from __future__ import annotations

@@ -707,3 +707,30 @@ class ManifestCommittableSerializer:
         return ManifestCommittable(
             identifier, watermark, tuple(messages), properties, tuple(offsets)
         )
+
+
+def _read_data_file_list(inp: _Input, version: int) -> list[DataFileMeta]:
+    return [_read_data_file(inp, version) for _ in range(inp.count(4))]
+
+
+class DataFileMetaSerializer:
+    """Java's DataFileMetaSerializer over a list: ``int32 n`` then the DataFileMeta rows in the
+    layout of a CommitMessage version, as a message's file lists hold them.
+
+    The version travels beside the bytes as for CommitMessageSerializer; the default is the
+    latest layout, which holds every field of a DataFileMeta.
+    """
+
+    VERSION: ClassVar[int] = CommitMessageSerializer.LATEST_VERSION
+
+    def serialize_list(self, files: Sequence[DataFileMeta], version: int = VERSION) -> bytes:
+        v = _check_version(version, CommitMessageSerializer.WRITE_VERSIONS, "DataFileMeta")
+        out = _Output()
+        out.write_int(len(files))
+        for f in files:
+            _write_data_file(out, f, v)
+        return bytes(out.buf)
+
+    def deserialize_list(self, version: int, data: Buffer) -> list[DataFileMeta]:
+        v = _check_version(version, CommitMessageSerializer.READ_VERSIONS, "DataFileMeta")
+        return _read_all(data, v, _read_data_file_list)

@@ -27,6 +27,9 @@ class BucketMode(Enum):
     BUCKET_UNAWARE = "BUCKET_UNAWARE"
     POSTPONE_MODE = "POSTPONE_MODE"
 
+    def __str__(self) -> str:
+        return self.value
+
     @staticmethod
     def of(bucket: int, primary_keys: Sequence[str], partition_keys: Sequence[str]) -> BucketMode:
         if not primary_keys:

@@ -12,6 +12,7 @@ import os
 import uuid
 from typing import Any
 
+from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.types.data_types import AtomicType, DataType, TimestampType
 
 _ESCAPED = set("\"#%'*/:=?\\{}[]^")
@@ -77,7 +78,7 @@ def partition_path(names: list[str], values: list[str]) -> str:
 
 
 def bucket_dir(bucket: int) -> str:
-    return "bucket-postpone" if bucket == -2 else f"bucket-{bucket}"
+    return "bucket-postpone" if bucket == POSTPONE_BUCKET else f"bucket-{bucket}"
 
 
 class PathFactory:

@@ -2,8 +2,9 @@
 
 Mirrors org.apache.paimon.table.sink.TableWriteImpl over AppendOnlyFileStoreWrite and
 KeyValueFileStoreWrite: every batch is checked against the table schema, split by partition and
-bucket in vectorized form, and handed to the writer of that (partition, bucket): an AppendWriter
-for append tables, a KeyValueWriter (sort buffer, merged level-0 runs) for primary-key tables.
+bucket in vectorized form by the table's router (one per BucketMode, chosen once:
+bucket/routers.py), and handed to the writer of that (partition, bucket): an AppendWriter for
+append tables, a KeyValueWriter (sort buffer, merged level-0 runs) for primary-key tables.
 Writers flush on a small thread pool, since Parquet and ORC encoding release the GIL.
 
 Rows of a primary-key table carry a row kind: +I unless ``rowkind.field`` names a string column
@@ -21,8 +22,7 @@ as an APPEND snapshot and a COMPACT snapshot.
 from __future__ import annotations
 
 import contextlib
-import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
@@ -34,38 +34,38 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_pyspark.bucket.fixed import FixedBucketAssigner
-from paimon_pyspark.compact.merge_tree import compact_kv_bucket, lookup_compaction_supported
+from paimon_pyspark.bucket.cross_partition import KeyIndexBootstrap
+from paimon_pyspark.bucket.routers import new_router
 from paimon_pyspark.errors import (
     NullViolationError,
     OptionError,
     PaimonError,
     SchemaMismatchError,
 )
+from paimon_pyspark.io.data_file import DataFileSettings
+from paimon_pyspark.io.key_value_file import KvFileSettings
 from paimon_pyspark.merge.merge_function import MergeSettings
+from paimon_pyspark.mergetree.compaction import compact_kv_bucket, lookup_compaction_supported
 from paimon_pyspark.spec import manifest as mf
-from paimon_pyspark.spec.binary_row import deserialize_with_arity, serialize_with_arity
+from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement, DataIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import DELETE, RETRACTS, ROW_KIND_NAMES, VALUE_KIND
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET, BucketMode
 from paimon_pyspark.store.paths import PathFactory
-from paimon_pyspark.write.append_writer import AppendWriter, WriterSettings
-from paimon_pyspark.write.dynamic import DynamicBucketWrite, KeyIndexBootstrap
-from paimon_pyspark.write.key_value_writer import KeyValueWriter, KvFileSettings
-from paimon_pyspark.write.postpone import PostponeBucketWriter, PostponeRouting, postpone_settings
+from paimon_pyspark.write.append_writer import AppendWriter
+from paimon_pyspark.write.bucket_writer import BucketWriter
+from paimon_pyspark.write.dynamic import DynamicBucketIndexMaintainer
+from paimon_pyspark.write.key_value_writer import KeyValueWriter
+from paimon_pyspark.write.postpone import PostponeBucketWriter, postpone_settings
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
-
-_FLUSH_BYTES = 64 * 1024 * 1024
 
 Indices = npt.NDArray[np.intp]
 _WRITE_THREADS = 2
 _KIND_NAMES = pa.array(list(ROW_KIND_NAMES))
 _KIND_BYTES = pa.array(list(ROW_KIND_NAMES.values()), pa.int8())
-
-Writer = AppendWriter | KeyValueWriter | PostponeBucketWriter
 
 
 class TableWrite:
@@ -96,7 +96,6 @@ class TableWrite:
         key_index_bootstrap: KeyIndexBootstrap | None = None,
     ) -> None:
         table.check_writable()
-        mode = table.bucket_mode
         slot = (0, 1) if sequence_slot is None else (int(sequence_slot[0]), int(sequence_slot[1]))
         if slot[1] < 1 or not 0 <= slot[0] < slot[1]:
             raise OptionError(
@@ -108,45 +107,26 @@ class TableWrite:
         self.table = table
         self.commit_user = commit_user
         o = table.options
-        self.num_buckets = o.bucket
-        self.fixed = mode == BucketMode.HASH_FIXED
-        self.postpone: PostponeRouting | None = None
-        if mode == BucketMode.POSTPONE_MODE:  # write/postpone.py
-            self.postpone = PostponeRouting(table, o.postpone_batch_write_fixed_bucket)
+        self.router = new_router(table, ignore_previous_files, key_index_bootstrap)
+        if self.router.mode is BucketMode.POSTPONE_MODE:
             self.postpone_files = postpone_settings(table, commit_user)
-        self.dynamic: DynamicBucketWrite | None = None  # bucket = -1 PK tables: write/dynamic.py
-        if mode in (BucketMode.HASH_DYNAMIC, BucketMode.KEY_DYNAMIC):
-            self.dynamic = DynamicBucketWrite(
-                table, ignore_previous_files, bootstrap=key_index_bootstrap
-            )
-        self.assigner: FixedBucketAssigner | None = None
-        if self.fixed:
-            key_types = [table.table_schema.field(k).type for k in table.bucket_keys]
-            self.assigner = FixedBucketAssigner(key_types, self.num_buckets)
-        self.settings = WriterSettings(
-            file_io=table.file_io,
-            arrow_schema=table.arrow_schema,
-            fields=list(table.fields),
-            schema_id=table.table_schema.id,
-            file_format=o.file_format,
-            compression=o.file_compression,
-            zstd_level=o.zstd_level,
-            target_file_size=o.target_file_size(primary_key=False),
-            stats_mode=o.stats_mode,
-            file_prefix=o.data_file_prefix,
-            flush_bytes=min(_FLUSH_BYTES, o.target_file_size(primary_key=False)),
-        )
+        self.settings = DataFileSettings.of(table, primary_key=False)
         self.primary_key = bool(table.primary_keys)
-        self.kv_settings = KvFileSettings.from_table(table) if self.primary_key else None
+        self.kv_settings = KvFileSettings.of(table) if self.primary_key else None
         self.merge_settings = MergeSettings.from_table(table) if self.primary_key else None
         self.path_factory = PathFactory(table.path)
-        self._writers: dict[tuple[bytes, int], Writer] = {}
+        self.index_maintainer: DynamicBucketIndexMaintainer | None = None
+        if self.router.hash_index is not None:
+            self.index_maintainer = DynamicBucketIndexMaintainer(
+                self.router.hash_index, self.path_factory
+            )
+        self._writers: dict[tuple[bytes, int], BucketWriter] = {}
         self._pending: dict[tuple[bytes, int], Future[None]] = {}
         self._pool = ThreadPoolExecutor(max_workers=_WRITE_THREADS)
         self._restored: dict[tuple[bytes, int], int] | None = None
         self._bucket_totals: dict[tuple[bytes, int], int] = {}
         self.compact_at_commit = (
-            (self.fixed or self.dynamic is not None)
+            self.router.compacts_at_commit
             and self.primary_key
             and slot[1] == 1
             and not o.write_only
@@ -175,8 +155,7 @@ class TableWrite:
             data = data.append_column(VALUE_KIND, pa.array(np.asarray(row_kinds, np.int8)))
         elif self.primary_key:
             data = self._with_row_kinds(data)
-        given_ok = self.dynamic is not None or (self.postpone is not None and self.postpone.fixed)
-        if buckets is not None and not given_ok:
+        if buckets is not None and not self.router.accepts_buckets:
             raise OptionError(
                 f"Table '{self.table.name}': buckets are given only for bucket = -1 "
                 "primary-key tables and fixed-bucket writes of postpone tables; this write "
@@ -188,9 +167,7 @@ class TableWrite:
         """Postpone tables: route fixed-bucket writes with these partitions' bucket counts (a
         job driver's ``known_num_buckets``) instead of the latest snapshot's; a partition
         missing from ``known`` gets ``postpone.default-bucket-num``."""
-        if self.postpone is None:
-            raise OptionError(f"Table '{self.table.name}' is not a postpone-bucket table.")
-        self.postpone.pin(known)
+        self.router.pin(known)
 
     def rows_with_kinds(self, table: pa.Table) -> pa.Table:
         """``table`` aligned to the schema, with its ``_VALUE_KIND`` column if the table has a
@@ -217,18 +194,13 @@ class TableWrite:
     def _write_aligned(self, data: pa.Table, buckets: npt.NDArray[np.int32] | None = None) -> None:
         if data.num_rows == 0:
             return
-        if self.dynamic is not None:
-            data, buckets = self.dynamic.prepare(data, buckets)
-            if data.num_rows == 0:  # first-row cross-partition: every row kept the old key
-                return
-        routes = self._route(data, buckets)
-        if self.postpone is not None and buckets is None:
-            routes = self.postpone.split(data, routes)
-        elif self.postpone is not None:
-            routes = self.postpone.checked(routes)
-        for partition, values, bucket, indices in routes:
-            if self.dynamic is not None:
-                self.dynamic.track(partition, bucket, indices)
+        routed = self.router.route(data, buckets)
+        data = routed.data  # cross-partition: with the -D records of moved keys
+        for group in routed.groups:
+            partition, values, bucket, indices = group
+            hashes = routed.hashes_of(group)
+            if self.index_maintainer is not None and hashes is not None:
+                self.index_maintainer.track(partition, bucket, hashes)
             writer = self._writer(partition, values, bucket)
             self._submit((partition, bucket), partial(self._write_rows, writer, data, indices))
 
@@ -258,17 +230,15 @@ class TableWrite:
         self._pending = {}
         return messages
 
-    def _prepare_bucket(self, key: tuple[bytes, int], writer: Writer) -> CommitMessage | None:
+    def _prepare_bucket(self, key: tuple[bytes, int], writer: BucketWriter) -> CommitMessage | None:
         """Runs on the pool: flush one writer, compact its bucket if the table needs lookup."""
         partition, bucket = key
-        total = self.num_buckets if self.fixed else -1
-        if self.postpone is not None:
-            total = self.postpone.total_buckets(partition, bucket)
+        total = self.router.total_buckets(partition, bucket)
         message = CommitMessage(
             partition, bucket, total, DataIncrement(tuple(writer.prepare_commit()))
         )
-        if self.dynamic is not None:
-            index = self.dynamic.index_files(partition, bucket)
+        if self.index_maintainer is not None:
+            index = self.index_maintainer.index_files(partition, bucket)
             message = replace(
                 message, data_increment=replace(message.data_increment, new_index_files=index)
             )
@@ -372,75 +342,27 @@ class TableWrite:
             data = data.filter(pc.invert(pc.is_in(kinds, pa.array(RETRACTS, pa.int8()))))
         return data
 
-    # --- routing -------------------------------------------------------------------------------
+    # --- writers -------------------------------------------------------------------------------
 
-    def _route(
-        self, data: pa.Table, buckets: Any = None
-    ) -> Iterator[tuple[bytes, list[Any], int, Indices | None]]:
-        """Yield (partition bytes, partition values, bucket, row indices) per group of ``data``.
-
-        Partition columns are dictionary-encoded and combined with the bucket into one code per
-        row; a stable argsort of the codes (a radix sort when they fit 16 bits) groups the rows.
-        Indices are None when every row belongs to one group.
-        """
-        keys = self.table.partition_keys
-        types = self.table.partition_types
-        if self.assigner is not None:
-            buckets = self.assigner.assign([data.column(k) for k in self.table.bucket_keys])
-        if not keys and buckets is None:
-            yield serialize_with_arity([], []), [], 0, None
-            return
-        n = data.num_rows
-        codes = np.zeros(n, dtype=np.int64)
-        radix = 1
-        for k in keys:
-            encoded = pc.dictionary_encode(data.column(k).combine_chunks(), null_encoding="encode")
-            cardinality = len(encoded.dictionary)
-            codes = codes * cardinality + encoded.indices.to_numpy(zero_copy_only=False)
-            radix *= cardinality
-        if buckets is not None:
-            width = int(buckets.max()) + 1  # num_buckets, or the highest dynamic bucket + 1
-            codes = codes * width + buckets
-            radix *= width
-        if radix <= 1 << 16:
-            codes = codes.astype(np.uint16)
-        if (codes == codes[0]).all():
-            groups: list[Indices | None] = [None]
-            firsts = [0]
-        else:
-            order = np.argsort(codes, kind="stable")
-            starts = np.flatnonzero(np.diff(codes[order])) + 1
-            bounds = [0, *starts.tolist(), n]
-            groups = [order[lo:hi] for lo, hi in itertools.pairwise(bounds)]
-            firsts = [int(order[lo]) for lo in bounds[:-1]]
-        for indices, first in zip(groups, firsts, strict=True):
-            values = [data.column(k)[first].as_py() for k in keys]
-            bucket = 0 if buckets is None else int(buckets[first])
-            yield serialize_with_arity(values, types), values, bucket, indices
-
-    def _write_rows(self, writer: Writer, data: pa.Table, indices: Indices | None) -> None:
+    def _write_rows(self, writer: BucketWriter, data: pa.Table, indices: Indices | None) -> None:
         """Runs on the pool: gather one group's rows and flush them once enough are buffered.
 
-        Append writers flush every ``flush_bytes`` into the open file; key-value writers flush
-        a sorted run once ``write-buffer-size`` is buffered (Java's write buffer, here per
-        bucket writer rather than shared by all writers of the task).
+        Append and postpone writers flush every ``piece_bytes`` into the open file; key-value
+        writers flush a sorted run once ``write-buffer-size`` is buffered (Java's write buffer,
+        here per bucket writer rather than shared by all writers of the task).
         """
         writer.write(data if indices is None else data.take(pa.array(indices)))
-        if isinstance(writer, KeyValueWriter):
-            threshold = writer.flush_threshold
-        else:
-            threshold = self.settings.flush_bytes
-        if writer.buffered_bytes >= threshold:
+        if writer.buffered_bytes >= writer.flush_threshold:
             writer.flush()
 
-    def _writer(self, partition: bytes, values: list[Any], bucket: int) -> Writer:
+    def _writer(self, partition: bytes, values: list[Any], bucket: int) -> BucketWriter:
         key = (partition, bucket)
         writer = self._writers.get(key)
         if writer is None:
             rel = self.table.partition_rel_path(values)
             bucket_path = self.path_factory.bucket_path(rel, bucket)
             if bucket == POSTPONE_BUCKET:
-                flush = self.settings.flush_bytes
+                flush = self.settings.piece_bytes
                 writer = PostponeBucketWriter(
                     self.postpone_files, bucket_path, self.path_factory, flush
                 )
@@ -449,7 +371,7 @@ class TableWrite:
             self._writers[key] = writer
         return writer
 
-    def _new_writer(self, bucket_path: str, next_seq: int) -> Writer:
+    def _new_writer(self, bucket_path: str, next_seq: int) -> BucketWriter:
         if self.kv_settings is not None and self.merge_settings is not None:
             return KeyValueWriter(
                 self.kv_settings,
@@ -462,18 +384,20 @@ class TableWrite:
         return AppendWriter(self.settings, bucket_path, self.path_factory, next_seq)
 
     def _next_sequence(self, key: tuple[bytes, int]) -> int:
-        """Fixed-bucket writers continue after the bucket's highest sequence number."""
-        if not (self.fixed or self.postpone or self.dynamic) or self.ignore_previous_files:
+        """Writers continue after the bucket's highest sequence number (the router says
+        whether its mode does, and which bucket count a bucket must already have)."""
+        if not self.router.continues_sequence or self.ignore_previous_files:
             return 0
         if self._restored is None:
             self._restored = self._restore()
         previous = self._bucket_totals.get(key)
-        if self.fixed and previous is not None and previous != self.num_buckets:
+        required = self.router.fixed_num_buckets
+        if required is not None and previous is not None and previous != required:
             values = deserialize_with_arity(key[0], self.table.partition_types)
             where = self.table.partition_rel_path(values) or "the table"
             raise PaimonError(
                 f"Table '{self.table.name}': try to write {where} with a new bucket num "
-                f"{self.num_buckets}, but the previous bucket num is {previous}. Please switch "
+                f"{required}, but the previous bucket num is {previous}. Please switch "
                 "to batch mode and INSERT OVERWRITE (or rescale) to change the bucket layout."
             )
         return self._restored.get(key, -1) + 1

@@ -9,14 +9,14 @@ from __future__ import annotations
 import pytest
 
 from paimon_pyspark.compact.append import pack_unaware, pick_bucketed_full, pick_bucketed_minor
-from paimon_pyspark.compact.plan import (
-    CompactArgumentError,
+from paimon_pyspark.errors import CompactArgumentError
+from paimon_pyspark.mergetree.compact_settings import CompactSettings
+from paimon_pyspark.procedures.arguments import (
     parse_buckets,
     parse_options,
     parse_partitions,
     parse_strategy,
 )
-from paimon_pyspark.compact.settings import CompactSettings
 from paimon_pyspark.spec.data_file_meta import EMPTY_ROW_BYTES, EMPTY_STATS, DataFileMeta
 
 # target 100 bytes: files below 70 are small

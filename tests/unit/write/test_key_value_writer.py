@@ -16,13 +16,13 @@ import pytest
 
 from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
 from paimon_pyspark.errors import OptionError, SchemaMismatchError
-from paimon_pyspark.read.kv_read import read_kv_records
+from paimon_pyspark.io.data_file_reader import read_kv_records
+from paimon_pyspark.mergetree.sorted_run_writer import write_sorted_run
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
 from paimon_pyspark.spec.key_value import KEY_FIELD_ID_START, SEQUENCE_NUMBER, VALUE_KIND
 from paimon_pyspark.types.data_types import AtomicType, CharType, DataType
-from paimon_pyspark.write.key_value_writer import write_sorted_run
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("op", pa.string())])
 BIGINT: list[DataType] = [AtomicType("BIGINT")]

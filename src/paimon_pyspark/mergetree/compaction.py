@@ -27,14 +27,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_pyspark.compact.settings import CompactSettings
-from paimon_pyspark.compact.universal import (
+from paimon_pyspark.io.data_file_reader import read_data_file, read_kv_records
+from paimon_pyspark.merge.merge_function import DEDUPLICATE, FIRST_ROW, MergeSettings, merge
+from paimon_pyspark.mergetree.compact_settings import CompactSettings
+from paimon_pyspark.mergetree.sorted_run_writer import write_sorted_run
+from paimon_pyspark.mergetree.universal import (
     CompactStrategy,
     CompactUnit,
     ForceUpLevel0Compaction,
@@ -48,14 +51,9 @@ from paimon_pyspark.compact.universal import (
     pick_full_compaction,
     pick_minor,
 )
-from paimon_pyspark.merge.merge_function import DEDUPLICATE, FIRST_ROW, MergeSettings, merge
-from paimon_pyspark.read.kv_read import read_data_file, read_kv_records
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
+from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.paths import PathFactory
-from paimon_pyspark.write.key_value_writer import write_sorted_run
-
-if TYPE_CHECKING:
-    from paimon_pyspark.store.file_store import FileStore
 
 
 @dataclass
@@ -75,7 +73,7 @@ def strategy_of(s: CompactSettings) -> CompactStrategy:
     return ForceUpLevel0Compaction(universal) if s.force_up_level_0 or s.need_lookup else universal
 
 
-def lookup_compaction_supported(table: FileStore) -> bool:
+def lookup_compaction_supported(store: FileStore) -> bool:
     """Whether this table needs lookup and our rewriters write what Java's lookup rewriter does.
 
     First-row: ``FirstRowLookupRewriter``. Deduplicate without ``sequence.field``: the plain
@@ -83,42 +81,48 @@ def lookup_compaction_supported(table: FileStore) -> bool:
     ``force-lookup`` tables would need Java's LookupMergeFunction (only the newest record above
     level 0 takes part, in compaction and in reads), which is not implemented.
     """
-    if not CompactSettings.from_table(table).need_lookup:
+    if not CompactSettings.of(store).need_lookup:
         return False
-    m = MergeSettings.from_table(table)
+    m = MergeSettings.from_table(store)
     return m.engine == FIRST_ROW or (m.engine == DEDUPLICATE and not m.sequence_fields)
 
 
 class MergeTreeRewriter:
     """Reads files of one bucket as key-value records, merges them and writes a sorted run."""
 
-    def __init__(self, table: FileStore, partition_values: Sequence[Any], bucket: int) -> None:
-        self.table = table
+    def __init__(self, store: FileStore, partition_values: Sequence[Any], bucket: int) -> None:
+        self.store = store
         self.partition_values = list(partition_values)
         self.bucket = bucket
-        rel = table.partition_rel_path(self.partition_values)
-        self.bucket_path = PathFactory(table.path).bucket_path(rel, bucket)
-        self.keys = table.table_schema.trimmed_primary_keys()
-        self.merge_settings = MergeSettings.from_table(table)
+        rel = store.partition_rel_path(self.partition_values)
+        self.bucket_path = PathFactory(store.path).bucket_path(rel, bucket)
+        self.keys = store.table_schema.trimmed_primary_keys()
+        self.merge_settings = MergeSettings.from_table(store)
 
     def rewrite(
         self, output_level: int, dropping: bool, sections: Sequence[Sequence[SortedRun]]
     ) -> CompactResult:
         files = [f for section in sections for run in section for f in run.files]
-        records = read_kv_records(self.table, self.bucket_path, files)
+        records = read_kv_records(self.store, self.bucket_path, files)
         merged = merge(records, self.keys, self.merge_settings, dropping)
+        return self.written(files, merged, output_level)
+
+    def written(
+        self, files: Sequence[DataFileMeta], merged: pa.Table, output_level: int
+    ) -> CompactResult:
+        """``files`` compacted into ``merged``, written as a sorted run at ``output_level``."""
         after = write_sorted_run(
-            self.table,
+            self.store,
             self.partition_values,
             self.bucket,
             merged,
             output_level,
             FILE_SOURCE_COMPACT,
         )
-        return CompactResult(list(files), list(after))
+        return CompactResult(list(files), after)
 
     def delete(self, f: DataFileMeta) -> None:
-        self.table.file_io.delete_quietly(f"{self.bucket_path}/{f.file_name}")
+        self.store.file_io.delete_quietly(f"{self.bucket_path}/{f.file_name}")
 
     def upgrade(self, output_level: int, f: DataFileMeta) -> CompactResult:
         return CompactResult([f], [f.with_level(output_level)])
@@ -137,14 +141,14 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
 
     def __init__(
         self,
-        table: FileStore,
+        store: FileStore,
         partition_values: Sequence[Any],
         bucket: int,
         levels: Levels,
     ) -> None:
-        super().__init__(table, partition_values, bucket)
+        super().__init__(store, partition_values, bucket)
         self.levels = levels
-        by_name = {f.name: f for f in table.fields}
+        by_name = {f.name: f for f in store.fields}
         self.key_fields = [by_name[k] for k in self.keys]
 
     def rewrite(
@@ -153,8 +157,8 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
         files = [f for section in sections for run in section for f in run.files]
         if output_level == 0 or all(f.level > 0 for f in files):
             return super().rewrite(output_level, dropping, sections)
-        low = read_kv_records(self.table, self.bucket_path, [f for f in files if f.level == 0])
-        high = read_kv_records(self.table, self.bucket_path, [f for f in files if f.level > 0])
+        low = read_kv_records(self.store, self.bucket_path, [f for f in files if f.level == 0])
+        high = read_kv_records(self.store, self.bucket_path, [f for f in files if f.level > 0])
         records = pa.concat_tables([low, high]) if high.num_rows else low
         merged = merge(records, self.keys, self.merge_settings, dropping)
         above = self._keys_above(output_level, files)
@@ -163,15 +167,7 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
             if high.num_rows:
                 found &= ~keys_in(merged, high, self.keys)
             merged = merged.filter(pa.array(~found))
-        after = write_sorted_run(
-            self.table,
-            self.partition_values,
-            self.bucket,
-            merged,
-            output_level,
-            FILE_SOURCE_COMPACT,
-        )
-        return CompactResult(list(files), list(after))
+        return self.written(files, merged, output_level)
 
     def upgrade(self, output_level: int, f: DataFileMeta) -> CompactResult:
         if f.level == 0 and output_level != self.levels.max_level:
@@ -189,7 +185,7 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
             for f in run
             if order(f.max_key) >= lo and order(f.min_key) <= hi
         ]
-        parts = [read_data_file(self.table, self.bucket_path, f, self.key_fields) for f in above]
+        parts = [read_data_file(self.store, self.bucket_path, f, self.key_fields) for f in above]
         if not parts:
             return pa.table({k: pa.array([], pa.null()) for k in self.keys})
         return pa.concat_tables(parts)
@@ -275,7 +271,7 @@ def run_unit(
 class _Increment:
     """compact_before / compact_after of one bucket across rounds (updateCompactResult)."""
 
-    table: FileStore
+    store: FileStore
     bucket_path: str
     before: dict[str, DataFileMeta] = field(default_factory=dict)
     after: list[DataFileMeta] = field(default_factory=list)
@@ -288,7 +284,7 @@ class _Increment:
                 self.after.remove(produced[0])
                 # an intermediate file of this compaction, unless an upgrade shares it
                 if f.file_name not in self.before and f.file_name not in after_names:
-                    self.table.file_io.delete_quietly(f"{self.bucket_path}/{f.file_name}")
+                    self.store.file_io.delete_quietly(f"{self.bucket_path}/{f.file_name}")
             else:
                 self.before.setdefault(f.file_name, f)
         self.after += result.after
@@ -298,7 +294,7 @@ class _Increment:
 
 
 def compact_kv_bucket(
-    table: FileStore,
+    store: FileStore,
     partition_values: Sequence[Any],
     bucket: int,
     files: Sequence[DataFileMeta],
@@ -312,17 +308,17 @@ def compact_kv_bucket(
     On failure every file this call wrote is deleted before the error propagates; upgraded
     files are inputs still in use and are never deleted.
     """
-    s = CompactSettings.from_table(table)
-    key_fields = [table.table_schema.field(k) for k in table.table_schema.trimmed_primary_keys()]
+    s = CompactSettings.of(store)
+    key_fields = [store.table_schema.field(k) for k in store.table_schema.trimmed_primary_keys()]
     order = key_order([f.type for f in key_fields])
     levels = Levels(files, s.num_levels, order)
     strategy = strategy_of(s)
     rewriter = (
-        FirstRowLookupRewriter(table, partition_values, bucket, levels)
-        if s.need_lookup and MergeSettings.from_table(table).engine == FIRST_ROW
-        else MergeTreeRewriter(table, partition_values, bucket)
+        FirstRowLookupRewriter(store, partition_values, bucket, levels)
+        if s.need_lookup and MergeSettings.from_table(store).engine == FIRST_ROW
+        else MergeTreeRewriter(store, partition_values, bucket)
     )
-    increment = _Increment(table, rewriter.bucket_path)
+    increment = _Increment(store, rewriter.bucket_path)
     try:
         for round_ in range(rounds):
             runs = levels.level_sorted_runs()

@@ -1,4 +1,4 @@
-"""``merge_tree.keys_in``: the key lookup of the first-row rewriter, against a Python model."""
+"""``mergetree.compaction.keys_in``: the first-row rewriter's key lookup, against a model."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pyarrow as pa
 
-from paimon_pyspark.compact.merge_tree import keys_in
+from paimon_pyspark.mergetree.compaction import keys_in
 
 
 def test_keys_in_matches_a_set_lookup_for_one_and_two_key_columns() -> None:

@@ -1,14 +1,15 @@
 """The LSM planner: levels, universal pick, full pick, interval partition (pure functions).
 
 Expected units are worked out by hand from the rules of Java's UniversalCompaction,
-CompactStrategy.pickFullCompaction and IntervalPartition (docstrings in compact/universal.py).
+CompactStrategy.pickFullCompaction and IntervalPartition (docstrings in mergetree/universal.py).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from paimon_pyspark.compact.universal import (
+from paimon_pyspark.errors import CorruptTableError
+from paimon_pyspark.mergetree.universal import (
     ForceUpLevel0Compaction,
     Levels,
     LevelSortedRun,
@@ -20,7 +21,6 @@ from paimon_pyspark.compact.universal import (
     pick_full_compaction,
     pick_minor,
 )
-from paimon_pyspark.errors import CorruptTableError
 from paimon_pyspark.spec.binary_row import serialize_with_arity
 from paimon_pyspark.spec.data_file_meta import EMPTY_STATS, DataFileMeta
 from paimon_pyspark.types.data_types import BIGINT as BIGINT_TYPE

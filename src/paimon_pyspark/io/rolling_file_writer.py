@@ -1,0 +1,180 @@
+"""The one rolling data-file writer under the append, key-value and postpone bucket writers.
+
+Mirrors org.apache.paimon.io.RollingFileWriter over its SingleFileWriters: rows go into the open
+file in pieces of about ``piece_bytes``, a new file starts once the open one reaches
+``target-file-size``, and every closed file becomes a DataFileMeta with its value statistics.
+What differs between the kinds of data file (their columns, keys and sequence numbers) is a
+``FileKind``: ``AppendFileKind`` here (Java's RowDataFileWriter), ``KeyValueFileKind`` in
+``key_value_file`` (KeyValueDataFileWriter) and the postpone kind of ``write/postpone.py``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from paimon_pyspark.format.stats import StatsCollector
+from paimon_pyspark.format.writers import FormatWriter
+from paimon_pyspark.io.data_file import BucketDir, DataFileSettings, local_now_millis
+from paimon_pyspark.spec.data_file_meta import (
+    EMPTY_ROW_BYTES,
+    EMPTY_STATS,
+    FILE_SOURCE_APPEND,
+    DataFileMeta,
+    SimpleStats,
+)
+from paimon_pyspark.types.data_types import DataField
+
+
+@dataclass(frozen=True)
+class KeysAndSequences:
+    """The part of a file's DataFileMeta that its kind knows: key range, key statistics,
+    sequence numbers and retractions."""
+
+    min_key: bytes
+    max_key: bytes
+    key_stats: SimpleStats
+    min_sequence_number: int
+    max_sequence_number: int
+    delete_row_count: int
+
+
+class FileKind(ABC):
+    """What one kind of data file holds beyond the table's rows, collected as its rows are
+    written. One file is open at a time: ``start`` begins the next one."""
+
+    def __init__(self, schema: pa.Schema, fields: list[DataField]) -> None:
+        self.schema = schema
+        """The physical Arrow schema of the files."""
+        self.fields = fields
+        """The physical fields of the files (their ids and Paimon types)."""
+
+    def physical(self, rows: pa.Table) -> pa.Table:
+        """``rows`` as the file stores them."""
+        return rows
+
+    @abstractmethod
+    def start(self, first: pa.Table) -> None:
+        """A new file begins with ``first``'s rows."""
+
+    @abstractmethod
+    def update(self, rows: pa.Table) -> None:
+        """``rows`` went into the open file."""
+
+    @abstractmethod
+    def finish(self) -> KeysAndSequences:
+        """The open file is complete."""
+
+
+class AppendFileKind(FileKind):
+    """Files of an append table: the table's columns, no keys, sequence numbers running on."""
+
+    def __init__(self, settings: DataFileSettings, next_seq: int) -> None:
+        super().__init__(settings.arrow_schema, settings.fields)
+        self.next_seq = next_seq
+        self._min_seq = next_seq
+
+    def start(self, first: pa.Table) -> None:
+        self._min_seq = self.next_seq
+
+    def update(self, rows: pa.Table) -> None:
+        self.next_seq += rows.num_rows
+
+    def finish(self) -> KeysAndSequences:
+        return KeysAndSequences(
+            EMPTY_ROW_BYTES, EMPTY_ROW_BYTES, EMPTY_STATS, self._min_seq, self.next_seq - 1, 0
+        )
+
+
+class RollingFileWriter:
+    """Writes rows into data files of one bucket, rolling at ``target-file-size``.
+
+    ``write`` continues the open file; ``roll`` closes it, so the next rows start a new file (a
+    sorted run ends). Files are kept until ``close`` hands them out; ``abort`` deletes them.
+    """
+
+    def __init__(
+        self,
+        settings: DataFileSettings,
+        bucket_dir: BucketDir,
+        kind: FileKind,
+        level: int = 0,
+        file_source: int = FILE_SOURCE_APPEND,
+    ) -> None:
+        self.s = settings
+        self.dir = bucket_dir
+        self.kind = kind
+        self.level = level
+        self.file_source = file_source
+        self._file: FormatWriter | None = None
+        self._file_name = ""
+        self._rows = 0
+        self._stats = StatsCollector(settings.fields, settings.stats_mode)
+        self.files: list[DataFileMeta] = []
+
+    def write(self, rows: pa.Table) -> None:
+        """Write ``rows`` in pieces of about ``piece_bytes``; rolling is checked between pieces."""
+        if rows.num_rows == 0:
+            return
+        pieces = max(1, -(-rows.nbytes // self.s.piece_bytes))
+        step = -(-rows.num_rows // pieces)
+        for start in range(0, rows.num_rows, step):
+            self._write_piece(rows.slice(start, step))
+
+    def roll(self) -> None:
+        """Close the open file, if any: the rows written next go to a new file."""
+        if self._file is None:
+            return
+        size = self._file.close()
+        self._file = None
+        k = self.kind.finish()
+        self.files.append(
+            DataFileMeta(
+                file_name=self._file_name,
+                file_size=size,
+                row_count=self._rows,
+                min_key=k.min_key,
+                max_key=k.max_key,
+                key_stats=k.key_stats,
+                value_stats=self._stats.result(),
+                min_sequence_number=k.min_sequence_number,
+                max_sequence_number=k.max_sequence_number,
+                schema_id=self.s.schema_id,
+                level=self.level,
+                creation_time=local_now_millis(),
+                delete_row_count=k.delete_row_count,
+                file_source=self.file_source,
+                value_stats_cols=None if self.s.stats_mode != "none" else (),
+            )
+        )
+
+    def close(self) -> list[DataFileMeta]:
+        """Close the open file and hand out every file written; they are the caller's now."""
+        self.roll()
+        files, self.files = self.files, []
+        return files
+
+    def abort(self) -> None:
+        """Delete the open file and every file not yet handed out."""
+        if self._file is not None:
+            self._file.abort()
+            self._file = None
+        self.dir.delete(self.files)
+        self.files = []
+
+    def _write_piece(self, piece: pa.Table) -> None:
+        if self._file is None:
+            self._file_name, self._file = self.dir.open_file(
+                self.s, self.kind.schema, self.kind.fields
+            )
+            self._stats = StatsCollector(self.s.fields, self.s.stats_mode)
+            self._rows = 0
+            self.kind.start(piece)
+        self._file.write(self.kind.physical(piece))
+        self._stats.update(piece)
+        self.kind.update(piece)
+        self._rows += piece.num_rows
+        if self._file.bytes_written >= self.s.target_file_size:
+            self.roll()

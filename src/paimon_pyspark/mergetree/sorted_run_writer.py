@@ -1,0 +1,59 @@
+"""Writing one sorted run of a primary-key bucket: records sorted by key, one per key.
+
+Mirrors KeyValueFileWriterFactory.createRollingMergeTreeFileWriter as Java's MergeTreeWriter
+(flushes at level 0) and MergeTreeCompactRewriter (compaction output) use it: a rolling
+key-value file writer at one level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from paimon_pyspark.io.data_file import BucketDir
+from paimon_pyspark.io.key_value_file import KeyValueFileKind, KvFileSettings
+from paimon_pyspark.io.rolling_file_writer import RollingFileWriter
+from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.store.file_store import FileStore
+from paimon_pyspark.store.paths import PathFactory
+
+
+class SortedRunWriter(RollingFileWriter):
+    """Writes sorted runs (records sorted by key, one per key) into rolling files at ``level``.
+
+    Each file's min/max key is its first/last record's key, so the input must be sorted, as
+    Java's KeyValueDataFileWriter requires; ``roll`` ends a run.
+    """
+
+    def __init__(
+        self, settings: KvFileSettings, bucket_dir: BucketDir, level: int, file_source: int
+    ) -> None:
+        super().__init__(settings.files, bucket_dir, KeyValueFileKind(settings), level, file_source)
+
+
+def write_sorted_run(
+    store: FileStore,
+    partition_values: Sequence[Any],
+    bucket: int,
+    records: pa.Table,
+    level: int,
+    file_source: int,
+) -> list[DataFileMeta]:
+    """Write merged, key-sorted KV records (their sequence numbers kept) as files at ``level``.
+
+    The entry point for compaction: ``records`` hold the table columns plus
+    ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``, at most one record per key, sorted by key.
+    """
+    settings = KvFileSettings.of(store)
+    path_factory = PathFactory(store.path)
+    bucket_path = path_factory.bucket_path(store.partition_rel_path(list(partition_values)), bucket)
+    bucket_dir = BucketDir(store.file_io, bucket_path, path_factory)
+    writer = SortedRunWriter(settings, bucket_dir, level, file_source)
+    try:
+        writer.write(records)
+        return writer.close()
+    except BaseException:
+        writer.abort()
+        raise

@@ -1,0 +1,35 @@
+"""Java's ``CALL sys.*`` procedures, with the same names and arguments, run in this process.
+
+``compact`` mirrors org.apache.paimon.spark.procedure.CompactProcedure:
+
+    CALL sys.compact(table => 'db.t', partitions => 'dt=1,hr=2;dt=2', compact_strategy => 'full')
+    compact(catalog, "db.t", partitions="dt=1,hr=2;dt=2", compact_strategy="full")
+
+On a postpone-bucket table (``bucket = -2``) ``compact`` moves the postpone files of every kept
+partition into real buckets (compact/postpone.py), as Java's postpone branch does, with
+``partitions`` honoured. ``rescale`` mirrors RescaleProcedure:
+
+    CALL sys.rescale(table => 'db.t', bucket_num => 1, partition => 'dt=1')
+    rescale(catalog, "db.t", bucket_num=1, partition="dt=1")
+
+``expire_snapshots`` mirrors ExpireSnapshotsProcedure (maintenance/expire.py does the work):
+
+    CALL sys.expire_snapshots(table => 'db.t', retain_max => 5, older_than => '2024-01-01 12:00:00')
+    expire_snapshots(catalog, "db.t", retain_max=5, older_than="2024-01-01 12:00:00")
+
+Each procedure is written once (calls.py: arguments.py parses, tasks.py plans and defines the
+tasks, pipeline.py the shape) and bound here to the in-process runner (in_process.py); the Spark
+twins, tasks on executors and one commit on the driver, are ``paimon_pyspark.spark.procedures``.
+"""
+
+from __future__ import annotations
+
+from paimon_pyspark.procedures import calls
+from paimon_pyspark.procedures.calls import expire_snapshots
+from paimon_pyspark.procedures.in_process import in_process
+from paimon_pyspark.procedures.pipeline import Progress
+
+compact = in_process(calls.compact)
+rescale = in_process(calls.rescale)
+
+__all__ = ["Progress", "compact", "expire_snapshots", "rescale"]

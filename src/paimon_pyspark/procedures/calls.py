@@ -1,0 +1,118 @@
+"""Java's ``CALL sys.*`` procedures, each written once against a ProcedureRunner.
+
+``paimon_pyspark.procedures`` binds them to the in-process runner (``compact(catalog, ...)``),
+``paimon_pyspark.spark.procedures`` to the Spark runner (``compact(spark, warehouse, ...)``);
+the arguments after the runner are the public ones, the same for both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.maintenance.expire import ExpireConfig, ExpireSnapshots, parse_timestamp_ms
+from paimon_pyspark.procedures.arguments import (
+    CompactRequest,
+    PartitionSpecs,
+    parse_options,
+    parse_partitions,
+    partition_filter,
+)
+from paimon_pyspark.procedures.pipeline import ProcedureRunner, Progress, reporter
+from paimon_pyspark.procedures.tasks import (
+    plan_bucket_compaction,
+    plan_postpone_compaction,
+    plan_rescale_tasks,
+)
+from paimon_pyspark.read.predicate import Predicate
+from paimon_pyspark.store.bucket_mode import BucketMode
+
+
+def compact(
+    runner: ProcedureRunner,
+    table: str,
+    partitions: PartitionSpecs = None,
+    compact_strategy: str | None = None,
+    where: Predicate | None = None,
+    options: str | Mapping[str, Any] | None = None,
+    buckets: str | Sequence[int] | None = None,
+    progress: Progress | None = None,
+) -> int | None:
+    """Compact ``table``; returns the id of the COMPACT snapshot, or None if nothing needed it.
+
+    Java's ``CALL sys.compact(table => 'db.t', partitions => 'dt=1,hr=2;dt=2',
+    compact_strategy => 'full')`` (CompactProcedure). ``partitions``: ``'dt=1,hr=2;dt=2'`` or
+    ``[{"dt": "1", "hr": "2"}, {"dt": "2"}]``; ``where``: a predicate on partition columns (not
+    with ``partitions``); ``compact_strategy``: ``'full'`` (default) or ``'minor'``;
+    ``options``: dynamic table options (``'k=v,k2=v2'`` or a dict); ``buckets``: ``'0-3,7'``
+    for fixed-bucket tables. On a postpone-bucket table (``bucket = -2``) the postpone files of
+    every kept partition move into real buckets, as Java's postpone branch does, with
+    ``partitions`` honoured. All tasks' results are committed at once; if any task fails, the
+    files written by the others are deleted and nothing is committed.
+    """
+    say = reporter(progress)
+    request = CompactRequest.of(
+        runner.catalog.get_table(table), partitions, compact_strategy, where, options, buckets
+    )
+    if request.table.bucket_mode == BucketMode.POSTPONE_MODE:
+        postpone = plan_postpone_compaction(request, say)
+        return None if postpone is None else runner.run(postpone, say)
+    plan = plan_bucket_compaction(request, say)
+    return None if plan is None else runner.run(plan, say)
+
+
+def rescale(
+    runner: ProcedureRunner,
+    table: str,
+    bucket_num: int | None = None,
+    partition: PartitionSpecs = None,
+    progress: Progress | None = None,
+) -> int | None:
+    """Rewrite the real buckets of ``partition`` (all partitions if None) into ``bucket_num``
+    buckets; returns the id of the OVERWRITE snapshot, or None if there was nothing to read.
+
+    Java's ``CALL sys.rescale(table => 'db.t', bucket_num => 1, partition => 'dt=1')``
+    (RescaleProcedure): the partition's rows are read as a batch read sees them (postpone
+    files are not read and stay in place) and written with the new bucket count as an insert
+    overwrite of that partition. ``bucket_num`` is required for postpone tables.
+    """
+    say = reporter(progress)
+    loaded = runner.catalog.get_table(table)
+    keep = partition_filter(loaded.store, parse_partitions(partition), None)
+    plan = plan_rescale_tasks(loaded, bucket_num, keep, say)
+    return None if plan is None else runner.run(plan, say)
+
+
+def expire_snapshots(
+    catalog: FileSystemCatalog,
+    table: str,
+    retain_max: int | None = None,
+    retain_min: int | None = None,
+    older_than: str | None = None,
+    max_deletes: int | None = None,
+    options: str | Mapping[str, Any] | None = None,
+) -> int:
+    """Expire snapshots of ``table``; returns how many were expired.
+
+    Java's ``CALL sys.expire_snapshots(table, retain_max, retain_min, older_than, max_deletes,
+    options)``: each argument left out takes the table's option (``snapshot.num-retained.max``,
+    ``snapshot.num-retained.min``, ``snapshot.expire.limit``); ``older_than``
+    (``'yyyy-MM-dd HH:mm:ss'``, local time) replaces ``snapshot.time-retained``: snapshots
+    committed before it may expire. At least ``retain_min`` snapshots are always kept, and
+    tags keep their snapshots' files. Deleting files is the work; it runs in this process.
+    """
+    loaded = catalog.get_table(table)
+    dynamic = parse_options(options)
+    if dynamic:
+        loaded = loaded.copy(dynamic)
+    config = ExpireConfig.from_options(loaded.options)
+    config = ExpireConfig(
+        retain_max=config.retain_max if retain_max is None else retain_max,
+        retain_min=config.retain_min if retain_min is None else retain_min,
+        time_retained_ms=config.time_retained_ms,
+        max_deletes=config.max_deletes if max_deletes is None else max_deletes,
+        older_than_ms=parse_timestamp_ms(older_than) if older_than and older_than.strip() else None,
+        clean_empty_directories=config.clean_empty_directories,
+    )
+    return ExpireSnapshots(loaded.store, config).expire()

@@ -1,0 +1,33 @@
+"""Versioned bytes of a DataSplit, for handing a split to another process (a Spark task).
+
+Plays the part of Java's ``DataSplit.serialize`` / ``deserialize`` for our own processes: the
+record (spec/versioned_record.py) holds the snapshot id, the partition row, the bucket, its
+path and the files as DataFileMetaSerializer bytes. The partition values are read back from the
+partition row with the table's partition types, as a scan computes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from paimon_pyspark.read.scan import DataSplit
+from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
+from paimon_pyspark.types.data_types import DataType
+
+_MAGIC = b"PPds"
+_VERSION = 1
+
+
+def encode_split(split: DataSplit) -> bytes:
+    w = RecordWriter(_MAGIC, _VERSION).write_long(split.snapshot_id).write_bytes(split.partition)
+    w.write_int(split.bucket).write_str(split.bucket_path)
+    return w.write_files(split.files).to_bytes()
+
+
+def decode_split(data: bytes, partition_types: Sequence[DataType]) -> DataSplit:
+    r = RecordReader(data, _MAGIC, {_VERSION}, "data split")
+    snapshot_id = r.read_long()
+    partition, values = r.read_partition(partition_types)
+    bucket, bucket_path, files = r.read_int(), r.read_str(), r.read_files()
+    r.finish()
+    return DataSplit(snapshot_id, partition, values, bucket, bucket_path, files)
