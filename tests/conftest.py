@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
+from tests.s3_server import S3Server
 
 from paimon_pyspark import CatalogFactory, FileSystemCatalog
 from paimon_pyspark.spark import register
@@ -49,3 +50,25 @@ def spark() -> Iterator[SparkSession]:
         yield session
     finally:
         session.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """moto's S3 server on 127.0.0.1 (a free port), one per run."""
+    server = S3Server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_bucket(s3_server: S3Server) -> str:
+    return s3_server.new_bucket()
+
+
+@pytest.fixture
+def s3_catalog(s3_server: S3Server, s3_bucket: str) -> FileSystemCatalog:
+    cat = CatalogFactory.create({"warehouse": f"s3://{s3_bucket}/wh", **s3_server.options()})
+    cat.create_database("db", ignore_if_exists=True)
+    return cat

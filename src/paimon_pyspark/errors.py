@@ -73,7 +73,8 @@ class SnapshotExpiredError(CorruptTableError):
 
 
 class CommitError(PaimonError):
-    """A commit could not be completed; the table keeps its previous snapshot."""
+    """A commit could not be completed; the table keeps its previous snapshot (except for
+    CommitOutcomeUnknownError, which says it cannot tell)."""
 
 
 class CommitConflictError(CommitError):
@@ -109,3 +110,14 @@ class CorruptRecordError(CorruptTableError):
 
 class CompactArgumentError(PaimonError):
     """An argument of a ``CALL sys.*`` procedure that Java's procedure would refuse too."""
+
+
+class UnsafeStoreError(PaimonError):
+    """A warehouse's store cannot publish a file atomically (create-if-absent), so concurrent
+    commits could lose each other's snapshots; set ``fs.single-writer`` to accept one writer."""
+
+
+class CommitOutcomeUnknownError(CommitError):
+    """The commit's publish request was sent but its outcome could not be learnt: the snapshot
+    may or may not be in. Retrying the same commit (same commit user and identifier) is safe:
+    an identifier that is already committed is skipped."""

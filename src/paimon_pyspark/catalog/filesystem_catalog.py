@@ -41,8 +41,10 @@ def parse_identifier(identifier: str | tuple[str, str]) -> tuple[str, str]:
 
 class FileSystemCatalog:
     def __init__(self, warehouse: str, options: Mapping[str, str] | None = None) -> None:
-        self.file_io, self.warehouse = FileIO.for_uri(warehouse)
-        self.options = dict(options or {})
+        self.uri = warehouse
+        """The warehouse as given (with its scheme), for processes that open it again."""
+        self.options = {str(k): str(v) for k, v in (options or {}).items()}
+        self.file_io, self.warehouse = FileIO.for_uri(warehouse, self.options)
 
     def database_path(self, database: str) -> str:
         return os.path.join(self.warehouse, database + DB_SUFFIX)
@@ -70,7 +72,7 @@ class FileSystemCatalog:
             if ignore_if_exists:
                 return
             raise DatabaseAlreadyExistError(name)
-        self.file_io.mkdirs(path)
+        self.file_io.create_directory(path)
 
     def get_database(self, name: str) -> dict[str, Any]:
         if not self.file_io.exists(self.database_path(name)):
@@ -127,7 +129,7 @@ class FileSystemCatalog:
             if not self.file_io.exists(self.database_path(db)):
                 raise DatabaseNotExistError(db)
             raise TableNotExistError(full)
-        return FileStoreTable(self.file_io, path, full, schema)
+        return FileStoreTable(self.file_io.with_options(schema.options), path, full, schema)
 
     def drop_table(
         self, identifier: str | tuple[str, str], ignore_if_not_exists: bool = False

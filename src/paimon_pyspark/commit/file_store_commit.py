@@ -6,7 +6,7 @@ Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotComm
               committed already and skipped (filter_committed; makes a retried commit a no-op)
     prepare   messages -> manifest entries (ADD for new files, DELETE for removed ones)
     attempt   latest = LATEST snapshot (verified)
-              [after an uncertain failure: a snapshot of ours with this identifier? -> done]
+              [after an uncertain publish: a snapshot of ours with this identifier? -> done]
               [overwrite: other writers' commits since the overwrite was planned must not
                touch the replaced partitions; DELETE every live file of them in latest]
               conflict check (COMPACT, OVERWRITE, an APPEND removing files, or asked for;
@@ -16,7 +16,11 @@ Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotComm
               delta list = a manifest with this commit's entries
               [index changes: index manifest = previous entries combined with them]
               snapshot-<latest+1> JSON published with create-if-absent (FileIO.try_write_atomic)
-    retry     id taken by another writer -> delete what this attempt wrote, back off, again
+    retry     id taken by another writer, or a store call failed -> delete what this attempt
+              wrote (unless its publish request was sent), back off, again
+    settle    retries exhausted after an uncertain publish: the id is ours, another's, or is
+              claimed now with the same snapshot; CommitOutcomeUnknownError if the store
+              cannot be asked (never a false "nothing was committed")
     post      LATEST hint rewritten (readers verify it anyway)
 
 Data files are written before the commit starts and are never touched here, so a crash at any
@@ -40,7 +44,12 @@ from paimon_pyspark.commit.overwrite import (
     partition_spec,
     upgrade_for_overwrite,
 )
-from paimon_pyspark.errors import CommitConflictError, CommitError
+from paimon_pyspark.errors import (
+    CommitConflictError,
+    CommitError,
+    CommitOutcomeUnknownError,
+    CorruptTableError,
+)
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage
@@ -361,33 +370,46 @@ class FileStoreCommit:
         check: bool,
         index_of: IndexOf | None = None,
     ) -> int:
+        """Attempt until a snapshot is published, retrying when another writer took the id or
+        a store call failed.
+
+        A failed publish request is uncertain: it may have gone through. Every later attempt
+        first looks for a snapshot of ours; and when the attempts run out, the last uncertain
+        snapshot is settled (:meth:`_settle`), so "nothing was committed" is only ever said when
+        it is true.
+        """
         s = self.settings
         retry = 0
         start_latest: int | None = None
-        uncertain = False
+        uncertain: Snapshot | None = None
         last_error: OSError | None = None
         while True:
-            latest = self.snapshots.latest()
-            if start_latest is None:
-                start_latest = latest.id if latest else 0
-            if uncertain and latest is not None:
-                done = self._find_committed(start_latest, latest.id, identifier, kind)
-                if done is not None:
-                    return done
-            entries = entries_of(latest)
-            index_delta = index_of(latest) if index_of is not None else []
+            snapshot_id: int | None = None
             try:
+                latest = self.snapshots.latest()
+                if start_latest is None:
+                    start_latest = latest.id if latest else 0
+                if uncertain is not None and latest is not None:
+                    done = self._find_committed(start_latest, latest.id, identifier, kind)
+                    if done is not None:
+                        return done
+                entries = entries_of(latest)
+                index_delta = index_of(latest) if index_of is not None else []
                 snapshot_id = self._try_commit_once(
                     entries, kind, identifier, latest, check, index_delta
                 )
+            except _UncertainPublish as e:
+                uncertain, last_error = e.snapshot, e.cause
             except OSError as e:
-                uncertain = True
                 last_error = e
-                snapshot_id = None
             if snapshot_id is not None:
                 return snapshot_id
             retry += 1
             if retry > s.max_retries:
+                if uncertain is not None:
+                    settled = self._settle(uncertain, identifier, kind, last_error)
+                    if settled is not None:
+                        return settled
                 reason = (
                     f"the last attempt failed with {last_error!r}"
                     if last_error is not None
@@ -400,16 +422,42 @@ class FileStoreCommit:
             wait = min(s.min_retry_wait_ms * (2**retry), s.max_retry_wait_ms)
             time.sleep(wait * (1 + random.random() * 0.2) / 1000.0)
 
+    def _is_ours(self, snapshot: Snapshot, identifier: int, kind: str) -> bool:
+        return (
+            snapshot.commit_user == self.commit_user
+            and snapshot.commit_identifier == identifier
+            and snapshot.commit_kind == kind
+        )
+
+    def _settle(
+        self, snapshot: Snapshot, identifier: int, kind: str, cause: OSError | None
+    ) -> int | None:
+        """Decide an uncertain publish of ``snapshot`` once no attempt is left.
+
+        Its id holds a snapshot of ours (committed), another writer's (ours can never land
+        there: nothing was committed), or nothing yet, in which case a request in flight could
+        still land: the same snapshot is published again, so the id is decided now. If the
+        store cannot be asked, CommitOutcomeUnknownError says so instead of guessing.
+        """
+        sid = snapshot.id
+        try:
+            if not self.snapshots.snapshot_exists(sid) and self.snapshots.try_publish(snapshot):
+                self.snapshots.write_latest_hint(sid)
+                return sid
+            return sid if self._is_ours(self.snapshots.snapshot(sid), identifier, kind) else None
+        except (OSError, CorruptTableError) as e:
+            raise CommitOutcomeUnknownError(
+                f"Table '{self.settings.table_name}': the publish of snapshot {sid} failed "
+                f"({cause!r}) and checking whether it went through failed too ({e!r}); the "
+                "commit may or may not be in. Retrying it with the same commit user and "
+                "identifier is safe: a committed identifier is skipped."
+            ) from e
+
     def _find_committed(self, after: int, latest: int, identifier: int, kind: str) -> int | None:
         for sid in range(after + 1, latest + 1):
             if not self.snapshots.snapshot_exists(sid):
                 continue
-            snap = self.snapshots.snapshot(sid)
-            if (
-                snap.commit_user == self.commit_user
-                and snap.commit_identifier == identifier
-                and snap.commit_kind == kind
-            ):
+            if self._is_ours(self.snapshots.snapshot(sid), identifier, kind):
                 return sid
         return None
 
@@ -478,7 +526,12 @@ class FileStoreCommit:
         except BaseException:
             self.manifests.delete_quietly(written)
             raise
-        if self.snapshots.try_publish(snapshot):
+        try:
+            published = self.snapshots.try_publish(snapshot)
+        except OSError as e:
+            # the request may have gone through: its manifests stay, it is looked for later
+            raise _UncertainPublish(snapshot, e) from e
+        if published:
             self.snapshots.write_latest_hint(snapshot.id)
             return snapshot.id
         self.manifests.delete_quietly(written)
@@ -498,6 +551,15 @@ class FileStoreCommit:
             e for e in self.manifests.read_entries(base_metas) if e.partition in partitions
         )
         self.conflicts.check_conflicts(latest.id, latest.commit_user, base, delta, kind)
+
+
+class _UncertainPublish(Exception):
+    """A snapshot's publish request failed after it was sent: it may or may not be in."""
+
+    def __init__(self, snapshot: Snapshot, cause: OSError) -> None:
+        super().__init__(str(cause))
+        self.snapshot = snapshot
+        self.cause = cause
 
 
 def new_store_commit(store: FileStore, commit_user: str) -> FileStoreCommit:

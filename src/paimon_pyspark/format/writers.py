@@ -7,6 +7,7 @@ Avro data files are encoded at close (row by row through fastavro: it is not a h
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -16,7 +17,7 @@ import pyarrow.parquet as pq
 
 from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.format.files import to_orc_table, write_avro_file
-from paimon_pyspark.fs.file_io import FileIO
+from paimon_pyspark.fs.file_io import FileIO, abort_output
 from paimon_pyspark.types.data_types import DataField
 
 _PARQUET_CODECS = {"zstd", "snappy", "gzip", "lz4", "brotli", "none", "uncompressed"}
@@ -93,11 +94,13 @@ class FormatWriter:
         return self.file_io.file_size(self.path)
 
     def abort(self) -> None:
+        """Discard the file: an object store's upload is aborted before the writer flushes."""
         try:
-            if self._writer is not None:
-                self._writer.close()
             if self._out is not None:
-                self._out.close()
+                abort_output(self._out)
+            if self._writer is not None:
+                with contextlib.suppress(Exception):
+                    self._writer.close()
         finally:
             self.file_io.delete_quietly(self.path)
 

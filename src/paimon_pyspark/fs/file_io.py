@@ -1,128 +1,153 @@
-"""FileIO: moves bytes between paimon_pyspark and a filesystem, through pyarrow.fs.
+"""FileIO: moves bytes between paimon_pyspark and a filesystem or an object store.
 
-Mirrors org.apache.paimon.fs.FileIO. It writes no formats (format/ does); its one piece of policy
-is :meth:`FileIO.try_write_atomic`, the create-if-absent publish that the commit protocol relies on:
-a snapshot file appears whole or not at all, and never replaces one another writer published.
+Mirrors org.apache.paimon.fs.FileIO. It writes no formats (format/ does); its one piece of
+policy is :meth:`FileIO.try_write_atomic`, the create-if-absent publish the commit protocol
+relies on: a snapshot, schema or tag file appears whole or not at all, and never replaces one
+another writer published. Each kind of store keeps that promise its own way (fs/local.py,
+fs/object_store.py); a store that cannot keep it is refused (fs/arrow.py) unless the user
+accepts a single writer (``fs.single-writer``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import uuid
-from typing import BinaryIO, cast
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import BinaryIO
 
-import pyarrow.fs as pafs
-
-from paimon_pyspark.errors import CorruptTableError
+from paimon_pyspark.fs.options import FsOptions, fs_options
 
 
-class FileIO:
-    """File operations on one filesystem; paths are plain strings without scheme."""
+class FileIO(ABC):
+    """File operations on one filesystem; paths are plain strings without scheme
+    (``/abs/path`` locally, ``bucket/key`` on an object store)."""
 
-    def __init__(self, fs: pafs.FileSystem) -> None:
-        self.fs = fs
-        self.is_local = isinstance(fs, pafs.LocalFileSystem)
+    is_local: bool = False
+    """Whether paths are local paths (``os`` calls work on them)."""
+
+    is_object_store: bool = False
+    """Whether directories are only key prefixes: they exist while something is under them."""
+
+    def __init__(self, options: FsOptions) -> None:
+        self.options = options
 
     @staticmethod
-    def for_uri(uri: str) -> tuple[FileIO, str]:
-        """A FileIO and the scheme-less path for a local path or a ``scheme://`` URI."""
+    def for_uri(uri: str, options: Mapping[str, str] | None = None) -> tuple[FileIO, str]:
+        """A FileIO and the scheme-less path for a local path or a ``scheme://`` URI.
+
+        ``options``: catalog or table options; the filesystem keys among them (``s3.*``,
+        ``fs.single-writer``) configure the store, the rest are ignored here.
+        """
+        from paimon_pyspark.fs.arrow import ArrowFileIO
+        from paimon_pyspark.fs.local import LocalFileIO
+        from paimon_pyspark.fs.object_store import OBJECT_STORE_SCHEMES, ObjectStoreFileIO
+
+        fs_opts = FsOptions(fs_options(options or {}))
         if uri.startswith("file:"):
             # file:///x and file:/x (as Spark and Hadoop qualify local paths) are both /x
-            return FileIO(pafs.LocalFileSystem()), "/" + uri[len("file:") :].lstrip("/")
+            return LocalFileIO(fs_opts), "/" + uri[len("file:") :].lstrip("/")
         if "://" not in uri:
-            return FileIO(pafs.LocalFileSystem()), os.path.abspath(uri)
-        fs, path = pafs.FileSystem.from_uri(uri)
-        return FileIO(fs), path
+            return LocalFileIO(fs_opts), os.path.abspath(uri)
+        scheme, rest = uri.split("://", 1)
+        scheme = scheme.lower()
+        if scheme in OBJECT_STORE_SCHEMES:
+            return ObjectStoreFileIO(scheme, fs_opts), rest.rstrip("/")
+        return ArrowFileIO.open(uri, fs_opts)
 
-    def exists(self, path: str) -> bool:
-        return bool(self.fs.get_file_info(path).type != pafs.FileType.NotFound)
+    def with_options(self, options: Mapping[str, str]) -> FileIO:
+        """This FileIO, or a new one of the same kind if ``options`` change a filesystem key."""
+        changed = {k: v for k, v in fs_options(options).items() if self.options.get(k) != v}
+        if not changed:
+            return self
+        return self._reconfigure(FsOptions({**self.options.raw, **changed}))
 
-    def is_dir(self, path: str) -> bool:
-        return bool(self.fs.get_file_info(path).type == pafs.FileType.Directory)
+    @abstractmethod
+    def _reconfigure(self, options: FsOptions) -> FileIO: ...
 
+    @abstractmethod
+    def exists(self, path: str) -> bool: ...
+
+    @abstractmethod
+    def is_dir(self, path: str) -> bool: ...
+
+    @abstractmethod
     def mkdirs(self, path: str) -> None:
-        self.fs.create_dir(path, recursive=True)
+        """Make ``path`` a directory; on an object store nothing (directories are prefixes)."""
 
+    @abstractmethod
+    def create_directory(self, path: str) -> None:
+        """A directory that exists while empty (a database); on an object store a hidden
+        zero-byte object inside it keeps the prefix."""
+
+    @abstractmethod
     def list_names(self, path: str) -> list[str]:
         """Names directly under ``path``; empty when it does not exist."""
-        if not self.exists(path):
-            return []
-        infos = self.fs.get_file_info(pafs.FileSelector(path, recursive=False))
-        return [info.base_name for info in infos]
 
-    def list_dirs(self, path: str) -> list[str]:
-        if not self.exists(path):
-            return []
-        infos = self.fs.get_file_info(pafs.FileSelector(path, recursive=False))
-        return [i.base_name for i in infos if i.type == pafs.FileType.Directory]
+    @abstractmethod
+    def list_dirs(self, path: str) -> list[str]: ...
 
+    @abstractmethod
     def mtime(self, path: str) -> float:
         """Modification time in seconds since the epoch (0 when the filesystem has none)."""
-        info = self.fs.get_file_info(path)
-        return info.mtime.timestamp() if info.mtime is not None else 0.0
 
-    def file_size(self, path: str) -> int:
-        return int(self.fs.get_file_info(path).size)
+    @abstractmethod
+    def file_size(self, path: str) -> int: ...
 
+    @abstractmethod
     def read_bytes(self, path: str) -> bytes:
-        try:
-            with self.fs.open_input_stream(path) as f:
-                return cast(bytes, f.read())
-        except FileNotFoundError as e:
-            raise CorruptTableError(f"File '{path}' is missing.") from e
+        """The whole file; CorruptTableError naming it when it is missing."""
 
     def read_text(self, path: str) -> str:
         return self.read_bytes(path).decode("utf-8")
 
+    @abstractmethod
     def open_input(self, path: str) -> BinaryIO:
-        return cast(BinaryIO, self.fs.open_input_file(path))
+        """A seekable input stream (data files are read through it by pyarrow)."""
 
+    @abstractmethod
     def open_output(self, path: str) -> BinaryIO:
-        return cast(BinaryIO, self.fs.open_output_stream(path))
+        """A streaming output (no whole-file buffering); :func:`abort_output` discards it."""
 
+    @abstractmethod
     def write_bytes(self, path: str, data: bytes) -> None:
         """Write (or overwrite) a file. Not atomic: use for files nobody reads by name yet."""
-        with self.fs.open_output_stream(path) as f:
-            f.write(data)
 
+    @abstractmethod
     def overwrite_hint(self, path: str, text: str) -> None:
-        """Replace a small hint file (LATEST, EARLIEST) through a temp file and a rename."""
-        parent, name = os.path.split(path)
-        tmp = os.path.join(parent, f".{name}.{uuid.uuid4()}.tmp")
-        self.write_bytes(tmp, text.encode("utf-8"))
-        self.fs.move(tmp, path)
+        """Replace a small hint file (LATEST, EARLIEST); readers see the old or the new one."""
 
+    @abstractmethod
     def try_write_atomic(self, path: str, data: bytes) -> bool:
         """Publish ``data`` at ``path`` only if nothing is there yet; False if it was taken.
 
-        The content goes to a temp file in the same directory first. On a local disk the
-        temp file is hard-linked to the target, which fails atomically if the target exists.
-        Object stores have no create-if-absent rename in pyarrow.fs: there a check precedes the
-        move, which is safe for one writer at a time (concurrent writers need a catalog lock).
+        Raises OSError when the outcome is unknown (the request may have gone through):
+        callers look for what they published before deciding.
         """
-        parent, name = os.path.split(path)
-        tmp = os.path.join(parent, f".{name}.{uuid.uuid4()}.tmp")
-        self.write_bytes(tmp, data)
-        try:
-            if self.is_local:
-                try:
-                    os.link(tmp, path)
-                except FileExistsError:
-                    return False
-                return True
-            if self.exists(path):
-                return False
-            self.fs.move(tmp, path)
-            return True
-        finally:
-            if self.exists(tmp):
-                self.fs.delete_file(tmp)
 
-    def delete_quietly(self, path: str) -> None:
-        with contextlib.suppress(FileNotFoundError, OSError):
-            self.fs.delete_file(path)
+    @abstractmethod
+    def delete_quietly(self, path: str) -> None: ...
 
+    @abstractmethod
     def delete_dir(self, path: str) -> None:
-        if self.exists(path):
-            self.fs.delete_dir(path)
+        """Remove ``path`` and everything under it."""
+
+    def describe(self, path: str) -> str:
+        """``path`` as the user would name it (with its scheme), for messages."""
+        return path
+
+
+def abort_output(out: BinaryIO) -> None:
+    """Discard an output stream of :meth:`FileIO.open_output` without publishing it: an object
+    store's upload is aborted; a local file is closed (its caller deletes it)."""
+    abort = getattr(out, "abort", None)
+    if abort is not None:
+        abort()
+    else:
+        out.close()
+
+
+def temp_beside(path: str) -> str:
+    """A hidden, unique name in ``path``'s directory, for a file renamed onto ``path``."""
+    parent, name = os.path.split(path)
+    return os.path.join(parent, f".{name}.{uuid.uuid4()}.tmp")

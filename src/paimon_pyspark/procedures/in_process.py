@@ -13,6 +13,7 @@ from typing import Concatenate, ParamSpec, TypeVar, cast
 
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
 from paimon_pyspark.compact.plan import written_only
+from paimon_pyspark.errors import CommitOutcomeUnknownError
 from paimon_pyspark.procedures.pipeline import (
     In,
     ProcedurePlan,
@@ -50,6 +51,8 @@ class InProcessRunner(ProcedureRunner):
                 say(f"ran {plan.scope_name} {i}/{len(plan.scopes)}")
             every = [*messages, *plan.retired]
             ids = commit.commit(every) if every or pipeline.overwrite is not None else []
+        except CommitOutcomeUnknownError:
+            raise  # the files may be in the table: nothing is removed
         except BaseException:
             commit.abort([written_only(m) for m in messages])
             raise

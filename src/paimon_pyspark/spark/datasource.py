@@ -39,6 +39,7 @@ from paimon_pyspark.errors import (
     SchemaMismatchError,
     UnsupportedOptionError,
 )
+from paimon_pyspark.fs.options import fs_options
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.tables import (
@@ -85,7 +86,7 @@ class PaimonDataSource(DataSource):
         snapshot = self.opts.get("snapshot-id")
         if snapshot is not None:
             opts["scan.snapshot-id"] = snapshot
-        return TableRef(self.warehouse, self.identifier, opts)
+        return TableRef(self.warehouse, self.identifier, opts, fs_options(self.opts))
 
     def schema(self) -> StructType:
         return spark_schema(self._ref().load())

@@ -33,7 +33,7 @@ from pyspark import TaskContext
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
 from paimon_pyspark.commit.overwrite import Overwrite
 from paimon_pyspark.compact.plan import plan_compaction, run_task, written_only
-from paimon_pyspark.errors import CorruptRecordError, PaimonError
+from paimon_pyspark.errors import CommitOutcomeUnknownError, CorruptRecordError, PaimonError
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.mergetree.compaction import lookup_compaction_supported
 from paimon_pyspark.spec.commit_message import CommitMessage
@@ -59,14 +59,19 @@ LOG = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class TableRef:
-    """What an executor needs to open the table; Spark ships it to every task."""
+    """What an executor needs to open the table; Spark ships it to every task.
+
+    ``options``: the table's dynamic options; ``catalog_options``: the filesystem options
+    (``s3.*``) the executors open the warehouse with, as the driver did."""
 
     warehouse: str
     identifier: str
     options: dict[str, str] = field(default_factory=dict)
+    catalog_options: dict[str, str] = field(default_factory=dict)
 
     def load(self) -> FileStoreTable:
-        table = CatalogFactory.create({"warehouse": self.warehouse}).get_table(self.identifier)
+        catalog = CatalogFactory.create({**self.catalog_options, "warehouse": self.warehouse})
+        table = catalog.get_table(self.identifier)
         return table.copy(self.options) if self.options else table
 
 
@@ -278,13 +283,20 @@ class WriteJob:
                     if message is not None:
                         compacted.append(message)
             return commit.commit(compacted) if compacted else []
+        except CommitOutcomeUnknownError:
+            raise
         except BaseException:
             commit.abort([written_only(m) for m in compacted])
             raise
 
     def abort(self) -> None:
-        """Remove every file any attempt of this job wrote; nothing was committed."""
-        self._clean(self.ref.load(), keep=set(), keep_marker=True)
+        """Remove every file any attempt of this job wrote, unless a commit of this job is (or
+        may be) in the table: Spark aborts after a failed commit too, and a commit whose
+        outcome is unknown must keep its files."""
+        table = self.ref.load()
+        if table.snapshot_manager.latest_snapshot_of_user(self.commit_user) is not None:
+            return
+        self._clean(table, keep=set(), keep_marker=True)
 
     def _clean(self, table: FileStoreTable, keep: set[str], keep_marker: bool) -> None:
         io = table.file_io

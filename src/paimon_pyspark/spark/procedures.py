@@ -24,7 +24,8 @@ from typing import Concatenate, Generic, ParamSpec, TypeVar, cast
 
 from pyspark.sql import SparkSession
 
-from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
+from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory, FileSystemCatalog
+from paimon_pyspark.fs.options import fs_options
 from paimon_pyspark.procedures import calls
 from paimon_pyspark.procedures.pipeline import (
     In,
@@ -63,15 +64,25 @@ class PipelineRef(TableRef, Generic[In, Unit]):
 
 
 class SparkRunner(ProcedureRunner):
-    def __init__(self, spark: SparkSession, warehouse: str) -> None:
+    def __init__(self, spark: SparkSession, warehouse: str | FileSystemCatalog) -> None:
+        """``warehouse``: its URI, or a catalog (which carries the filesystem options)."""
         self.spark = spark
-        self.warehouse = warehouse
-        self.catalog = CatalogFactory.create({"warehouse": warehouse})
+        if isinstance(warehouse, FileSystemCatalog):
+            self.catalog = warehouse
+        else:
+            self.catalog = CatalogFactory.create({"warehouse": warehouse})
+        self.warehouse = self.catalog.uri
 
     def run(self, plan: ProcedurePlan[In, Unit], say: Progress) -> int | None:
         pipeline = plan.pipeline
         table = plan.table
-        ref = PipelineRef(self.warehouse, table.name, table.dynamic_options, pipeline=pipeline)
+        ref = PipelineRef(
+            self.warehouse,
+            table.name,
+            table.dynamic_options,
+            fs_options(self.catalog.options),
+            pipeline=pipeline,
+        )
         job = WriteJob(ref, overwrite=pipeline.overwrite)
         payloads = [pipeline.encode_input(item) for item in plan.inputs]
         inputs = self.spark.sparkContext.parallelize(payloads, len(payloads))
@@ -149,15 +160,23 @@ def _run_fn(
 
 def on_spark(
     procedure: Callable[Concatenate[ProcedureRunner, P], R],
-) -> Callable[Concatenate[SparkSession, str, P], R]:
+) -> Callable[Concatenate[SparkSession, str | FileSystemCatalog, P], R]:
     """``procedure`` run as a Spark job on ``spark`` over the tables of ``warehouse``."""
 
-    def call(spark: SparkSession, warehouse: str, *args: P.args, **kwargs: P.kwargs) -> R:
+    def call(
+        spark: SparkSession, warehouse: str | FileSystemCatalog, *args: P.args, **kwargs: P.kwargs
+    ) -> R:
         return procedure(SparkRunner(spark, warehouse), *args, **kwargs)
 
-    doc = "Runs as a Spark job on ``spark``; the tables come from ``warehouse``."
+    doc = (
+        "Runs as a Spark job on ``spark``; the tables come from ``warehouse`` (a URI, or a "
+        "catalog carrying filesystem options such as ``s3.endpoint``)."
+    )
     # Concatenate types its leading parameters positional-only; ``call`` takes them by keyword too
-    return cast(Callable[Concatenate[SparkSession, str, P], R], bound(call, procedure, doc))
+    return cast(
+        Callable[Concatenate[SparkSession, str | FileSystemCatalog, P], R],
+        bound(call, procedure, doc),
+    )
 
 
 compact = on_spark(calls.compact)

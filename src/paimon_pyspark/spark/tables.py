@@ -22,6 +22,7 @@ from paimon_pyspark.errors import (
     PartitionSpecError,
     TableNotExistError,
 )
+from paimon_pyspark.fs.options import fs_options, is_fs_key
 from paimon_pyspark.schema import Schema
 from paimon_pyspark.spark.job import TableRef
 from paimon_pyspark.table.file_store_table import FileStoreTable
@@ -43,7 +44,9 @@ def _split(text: str | None) -> list[str]:
 
 
 def table_options(opts: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in opts.items() if k not in JOB_KEYS}
+    """The table options among a job's options: neither job keys nor filesystem keys (those
+    open the warehouse and are never stored in a schema)."""
+    return {k: v for k, v in opts.items() if k not in JOB_KEYS and not is_fs_key(k)}
 
 
 def ensure_table(
@@ -52,7 +55,8 @@ def ensure_table(
     """The table to write, created from ``spark_schema`` when asked to and missing."""
     if not warehouse:
         raise CatalogError("The 'warehouse' option is required to write a Paimon table.")
-    catalog = CatalogFactory.create({"warehouse": warehouse})
+    store_options = fs_options(opts)
+    catalog = CatalogFactory.create({**store_options, "warehouse": warehouse})
     extra = table_options(opts)
     try:
         table = catalog.get_table(identifier)
@@ -72,10 +76,11 @@ def ensure_table(
             options=extra,
         )
         catalog.create_table(identifier, schema, ignore_if_exists=True)
-        return TableRef(warehouse, identifier), catalog.get_table(identifier)
+        ref = TableRef(warehouse, identifier, catalog_options=store_options)
+        return ref, catalog.get_table(identifier)
     if extra:
         table = table.copy(extra)
-    return TableRef(warehouse, identifier, extra), table
+    return TableRef(warehouse, identifier, extra, store_options), table
 
 
 OVERWRITE_PARTITION = "overwrite-partition"

@@ -31,7 +31,7 @@ from paimon_pyspark.bucket.routers import (
     KeyDynamicRouter,
     KeyHasher,
 )
-from paimon_pyspark.errors import OptionError, UnsupportedOptionError
+from paimon_pyspark.errors import CommitOutcomeUnknownError, OptionError, UnsupportedOptionError
 from paimon_pyspark.read.bootstrap import bootstrap_splits
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.split_codec import decode_split, encode_split
@@ -105,15 +105,14 @@ def write(
 
 
 def commit_or_abort(job: WriteJob, results: list[TaskResult]) -> list[int]:
-    """Commit; if that fails before any snapshot of this job exists, remove all its files."""
+    """Commit; if that fails before any snapshot of this job exists, remove all its files
+    (WriteJob.abort checks), unless the commit's outcome is unknown."""
     try:
         return job.commit(results)
+    except CommitOutcomeUnknownError:
+        raise
     except BaseException:
-        table = job.ref.load()
-        sm = table.snapshot_manager
-        ours = any(sm.snapshot(i).commit_user == job.commit_user for i in sm.list_ids()[-20:])
-        if not ours:
-            job.abort()
+        job.abort()
         raise
 
 

@@ -119,7 +119,8 @@ class FileStore:
         """The same store with options overridden (a pinned snapshot, another bucket count)."""
         merged = dict(self.dynamic_options)
         merged.update({str(k): str(v) for k, v in dynamic_options.items()})
-        return FileStore(self.file_io, self.path, self.name, self.table_schema, merged)
+        file_io = self.file_io.with_options(merged)
+        return FileStore(file_io, self.path, self.name, self.table_schema, merged)
 
     def check_append_only(self, action: str) -> None:
         if self.primary_keys:
