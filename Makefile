@@ -9,6 +9,8 @@ SPARK35_VENV := .venv-spark35
 PAIMON_JAVA_VERSION := 1.4.2
 JAVA_DIR := .cache/java
 PAIMON_JAR := $(JAVA_DIR)/paimon-bundle-$(PAIMON_JAVA_VERSION).jar
+# Java Paimon's S3 file IO plugin (Hadoop S3A inside), beside the bundle on the oracle's classpath.
+PAIMON_S3_JAR := $(JAVA_DIR)/paimon-s3-$(PAIMON_JAVA_VERSION).jar
 # The Java Paimon Spark connector, a benchmark baseline: the only one on Maven Central here is
 # for Spark 3.5 (Paimon 0.9.0), so it runs on pyspark 3.5 in its own venv (make bench only).
 PAIMON_SPARK_JAR := $(JAVA_DIR)/paimon-spark-3.5-0.9.0.jar
@@ -44,7 +46,12 @@ $(PAIMON_JAR):
 	mvn -q -B dependency:copy -Dartifact=org.apache.paimon:paimon-bundle:$(PAIMON_JAVA_VERSION) \
 		-DoutputDirectory=$(JAVA_DIR)
 
-$(ORACLE_CLASSES): $(PAIMON_JAR) $(ORACLE_SRC) $(VENV)/.stamp
+$(PAIMON_S3_JAR):
+	mkdir -p $(JAVA_DIR)
+	mvn -q -B dependency:copy -Dartifact=org.apache.paimon:paimon-s3:$(PAIMON_JAVA_VERSION) \
+		-DoutputDirectory=$(JAVA_DIR)
+
+$(ORACLE_CLASSES): $(PAIMON_JAR) $(PAIMON_S3_JAR) $(ORACLE_SRC) $(VENV)/.stamp
 	mkdir -p $(JAVA_DIR)/classes
 	javac -nowarn -d $(JAVA_DIR)/classes \
 		-cp "$(PAIMON_JAR):$$($(PY) -c 'import pyspark,os;print(os.path.join(os.path.dirname(pyspark.__file__),"jars"))')/*" \
@@ -74,6 +81,7 @@ bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp bench-java
 	$(PY) bench/pk_write_read.py
 	$(PY) bench/postpone_write.py
 	$(PY) bench/dynamic_bucket_upsert.py
+	$(PY) bench/s3_commit_write.py
 
 clean:
 	rm -rf $(VENV) $(PYPAIMON_VENV) $(SPARK35_VENV) .cache build src/*.egg-info

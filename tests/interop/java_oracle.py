@@ -6,6 +6,10 @@ connector: the Maven repository reachable here serves ``org.apache.paimon:paimon
 Paimon release (catalog, schema, readers, writers, bucket function), which is exactly the
 reference behaviour we want to compare against, without Spark's own type conversions in between.
 pyspark's ``jars/`` directory supplies the Hadoop and logging classes the bundle leaves out.
+``paimon-s3`` (Java's S3 file IO plugin: Hadoop S3A and the AWS SDK in its own class loader), when
+``make`` has put it beside the bundle, lets the oracle open ``s3://`` warehouses too; their
+endpoint and credentials are catalog options, given once per warehouse with
+``JavaOracle.set_catalog_options``.
 
 One JVM is started per pytest session (see ``tests/interop/conftest.py``); every call goes to the
 static methods of ``tests/interop/java/PaimonOracle.java`` and passes only strings and numbers, and
@@ -97,6 +101,12 @@ def pyspark_jars_dir() -> Path:
     return Path(pyspark.__file__).parent / "jars"
 
 
+def s3_plugin_jar(paimon_jar: Path) -> Path:
+    """Where ``make`` puts ``paimon-s3`` of the bundle's version: beside the bundle."""
+    version = paimon_jar.name.removeprefix("paimon-bundle-")
+    return paimon_jar.with_name(f"paimon-s3-{version}")
+
+
 class JavaOracle:
     """One JVM running Java Paimon's catalog, reader, writer and bucket function."""
 
@@ -111,7 +121,10 @@ class JavaOracle:
 
         jars = pyspark_jars_dir()
         py4j_jar = find_jar_path() or next(iter(glob.glob(str(jars / "py4j-*.jar"))), "")
-        classpath = os.pathsep.join([str(paimon_jar), str(classes_dir), str(jars / "*")])
+        s3_jar = s3_plugin_jar(paimon_jar)
+        self.s3_jar: Path | None = s3_jar if s3_jar.is_file() else None
+        plugins = [str(self.s3_jar)] if self.s3_jar else []
+        classpath = os.pathsep.join([str(paimon_jar), *plugins, str(classes_dir), str(jars / "*")])
         self._log: IO[str] | None = open(log_path, "w") if log_path else None  # noqa: SIM115
         started = time.monotonic()
         port, self._proc = launch_gateway(
@@ -149,6 +162,13 @@ class JavaOracle:
             proc.wait()
         if self._log is not None:
             self._log.close()
+
+    def set_catalog_options(self, warehouse: str, options: Mapping[str, str]) -> None:
+        """Every later call on ``warehouse`` opens Java's catalog with these options too (for
+        ``s3://``: paimon-s3's ``s3.endpoint``, ``s3.access-key``, ... keys)."""
+        if warehouse.startswith(("s3://", "s3a://")) and self.s3_jar is None:
+            raise RuntimeError(f"{warehouse}: paimon-s3 jar not on the classpath; run `make test`")
+        self._java.setCatalogOptions(warehouse, json.dumps({k: str(v) for k, v in options.items()}))
 
     # -- reads ---------------------------------------------------------------------------------
 

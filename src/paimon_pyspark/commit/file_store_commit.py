@@ -92,6 +92,8 @@ class CommitSettings:
     key_types: tuple[DataType, ...] = ()
     """Types of the trimmed primary key (empty for append tables)."""
     num_levels: int = 6
+    schema_id: int = 0
+    """The schema the table was loaded with: the commit stamps the latest one from there on."""
 
 
 class FileStoreCommit:
@@ -114,6 +116,7 @@ class FileStoreCommit:
         )
         self.append_commit_check_conflict = False
         """Check APPEND commits for conflicts too (Java's ``appendCommitCheckConflict``)."""
+        self._delta: _DeltaFiles | None = None
 
     def filter_committed(self, identifiers: Sequence[int]) -> list[int]:
         """The identifiers this commit user has not committed yet (Java's filterCommitted).
@@ -378,6 +381,24 @@ class FileStoreCommit:
         snapshot is settled (:meth:`_settle`), so "nothing was committed" is only ever said when
         it is true.
         """
+        self._delta = None
+        try:
+            return self._attempt_until_published(entries_of, kind, identifier, check, index_of)
+        except BaseException as e:
+            if not isinstance(e, CommitOutcomeUnknownError):
+                self._drop_delta()
+            raise
+        finally:
+            self._delta = None
+
+    def _attempt_until_published(
+        self,
+        entries_of: EntriesOf,
+        kind: str,
+        identifier: int,
+        check: bool,
+        index_of: IndexOf | None,
+    ) -> int:
         s = self.settings
         retry = 0
         start_latest: int | None = None
@@ -402,6 +423,14 @@ class FileStoreCommit:
                 uncertain, last_error = e.snapshot, e.cause
             except OSError as e:
                 last_error = e
+            except Exception:
+                # a conflict (or anything else) ends the commit; an earlier uncertain publish
+                # of ours is decided first, so the error never hides a commit that is in
+                if uncertain is not None:
+                    settled = self._settle(uncertain, identifier, kind, last_error)
+                    if settled is not None:
+                        return settled
+                raise
             if snapshot_id is not None:
                 return snapshot_id
             retry += 1
@@ -420,7 +449,7 @@ class FileStoreCommit:
                     f"{reason}. Nothing was committed."
                 ) from last_error
             wait = min(s.min_retry_wait_ms * (2**retry), s.max_retry_wait_ms)
-            time.sleep(wait * (1 + random.random() * 0.2) / 1000.0)
+            time.sleep(random.uniform(s.min_retry_wait_ms, max(wait, s.min_retry_wait_ms)) / 1000.0)
 
     def _is_ours(self, snapshot: Snapshot, identifier: int, kind: str) -> bool:
         return (
@@ -471,8 +500,7 @@ class FileStoreCommit:
         index_delta: Sequence[IndexManifestEntry] = (),
     ) -> int | None:
         s = self.settings
-        schema = self.schemas.latest()
-        schema_id = schema.id if schema is not None else 0
+        schema_id = self.schemas.latest_from(self.settings.schema_id).id
         base_metas = self.manifests.data_manifests(latest) if latest is not None else []
         if check and latest is not None:  # as Java: nothing to conflict with on a new table
             self._check_conflicts(delta, base_metas, latest, kind)
@@ -488,12 +516,7 @@ class FileStoreCommit:
             written += new_base_files
             base_list, base_size = self.manifests.write_manifest_list(merged_base, pf)
             written.append(base_list)
-            delta_metas = self.manifests.write_manifests(
-                delta, pf, schema_id, s.manifest_target_size
-            )
-            written += [m.file_name for m in delta_metas]
-            delta_list, delta_size = self.manifests.write_manifest_list(delta_metas, pf)
-            written.append(delta_list)
+            delta_list, delta_size = self._delta_manifests(delta, schema_id, pf)
             index_manifest = latest.index_manifest if latest else None
             if index_delta:
                 index_manifest = self.index_files.write_manifest(index_manifest, index_delta, pf)
@@ -537,6 +560,32 @@ class FileStoreCommit:
         self.manifests.delete_quietly(written)
         return None
 
+    def _delta_manifests(
+        self, delta: list[ManifestEntry], schema_id: int, pf: PathFactory
+    ) -> tuple[str, int]:
+        """The delta manifest list of ``delta``: written once per commit and reused by every
+        attempt that commits the same entries (an append's do not depend on the latest
+        snapshot), so an attempt that lost the race rewrites only the base list."""
+        cached = self._delta
+        if cached is not None and cached.entries is delta and cached.schema_id == schema_id:
+            return cached.list_name, cached.list_size
+        self._drop_delta()
+        s = self.settings
+        metas = self.manifests.write_manifests(delta, pf, schema_id, s.manifest_target_size)
+        try:
+            name, size = self.manifests.write_manifest_list(metas, pf)
+        except BaseException:
+            self.manifests.delete_quietly([m.file_name for m in metas])
+            raise
+        self._delta = _DeltaFiles(delta, schema_id, name, size, [m.file_name for m in metas])
+        return name, size
+
+    def _drop_delta(self) -> None:
+        """Delete the cached delta manifests (no snapshot of ours refers to them)."""
+        if self._delta is not None:
+            self.manifests.delete_quietly([*self._delta.files, self._delta.list_name])
+            self._delta = None
+
     def _check_conflicts(
         self,
         delta: list[ManifestEntry],
@@ -551,6 +600,15 @@ class FileStoreCommit:
             e for e in self.manifests.read_entries(base_metas) if e.partition in partitions
         )
         self.conflicts.check_conflicts(latest.id, latest.commit_user, base, delta, kind)
+
+
+@dataclass
+class _DeltaFiles:
+    entries: list[ManifestEntry]
+    schema_id: int
+    list_name: str
+    list_size: int
+    files: list[str]
 
 
 class _UncertainPublish(Exception):
@@ -585,6 +643,7 @@ def new_store_commit(store: FileStore, commit_user: str) -> FileStoreCommit:
         if store.primary_keys
         else (),
         num_levels=o.num_levels,
+        schema_id=store.table_schema.id,
     )
     return FileStoreCommit(
         settings, commit_user, store.snapshot_manager, store.schema_manager, store.manifest_io

@@ -90,8 +90,9 @@ class FormatWriter:
             return write_avro_file(self.file_io, self.path, table, self.fields, self.compression)
         self._writer.close()
         assert self._out is not None
+        size = int(self._out.tell())  # the footer is in: what the stream took is the file
         self._out.close()
-        return self.file_io.file_size(self.path)
+        return size
 
     def abort(self) -> None:
         """Discard the file: an object store's upload is aborted before the writer flushes."""

@@ -53,6 +53,9 @@ class ArrowFileIO(FileIO):
     def exists(self, path: str) -> bool:
         return bool(self._info(path).type != pafs.FileType.NotFound)
 
+    def is_file(self, path: str) -> bool:
+        return bool(self._info(path).type == pafs.FileType.File)
+
     def is_dir(self, path: str) -> bool:
         return bool(self._info(path).type == pafs.FileType.Directory)
 

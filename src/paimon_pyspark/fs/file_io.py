@@ -69,6 +69,11 @@ class FileIO(ABC):
     def exists(self, path: str) -> bool: ...
 
     @abstractmethod
+    def is_file(self, path: str) -> bool:
+        """Whether a file is at ``path``: one HEAD on an object store, where :meth:`exists`
+        must also list the prefix to find a directory."""
+
+    @abstractmethod
     def is_dir(self, path: str) -> bool: ...
 
     @abstractmethod

@@ -30,6 +30,9 @@ class LocalFileIO(FileIO):
     def exists(self, path: str) -> bool:
         return os.path.exists(path)
 
+    def is_file(self, path: str) -> bool:
+        return os.path.isfile(path)
+
     def is_dir(self, path: str) -> bool:
         return os.path.isdir(path)
 

@@ -169,6 +169,9 @@ class ObjectStoreFileIO(FileIO):
     def exists(self, path: str) -> bool:
         return self._head(path) is not None or self._has_children(path)
 
+    def is_file(self, path: str) -> bool:
+        return self._head(path) is not None
+
     def is_dir(self, path: str) -> bool:
         return self._has_children(path)
 

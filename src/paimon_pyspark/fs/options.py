@@ -46,6 +46,7 @@ class FsOptions:
 
     def __init__(self, raw: Mapping[str, str]) -> None:
         self.raw = dict(raw)
+        _ = self.single_writer, self.s3_path_style  # a bad value fails here, not at first use
 
     def get(self, key: str) -> str | None:
         return self.raw.get(key)

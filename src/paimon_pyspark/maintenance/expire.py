@@ -104,27 +104,36 @@ class ExpireSnapshots:
         self.expire_config = config
         return self
 
-    def expire(self, now_ms: int | None = None) -> int:
-        """Expire what the config allows; returns how many snapshots were expired."""
+    def expire(self, now_ms: int | None = None, latest_id: int | None = None) -> int:
+        """Expire what the config allows; returns how many snapshots were expired.
+
+        ``latest_id``: a snapshot known to exist (the one a commit just made); a newer latest
+        only means fewer snapshots expire now. The common case after a commit, nothing old
+        enough, is decided before the consumers are listed: they can only keep more.
+        """
         cfg = self.expire_config
         cfg.check()
         sm = self.snapshot_manager
-        latest = sm.latest_id()
+        latest = sm.latest_id() if latest_id is None else latest_id
         earliest = sm.earliest_id()
         if latest is None or earliest is None:
             return 0
         now = int(time.time() * 1000) if now_ms is None else now_ms
         older_than = cfg.older_than(now)
         low = max(latest - cfg.retain_max + 1, earliest)
-        max_exclusive = latest - cfg.retain_min + 1
+        max_exclusive = min(latest - cfg.retain_min + 1, earliest + cfg.max_deletes)
+        first = sm.snapshot_if_exists(low) if low == earliest < max_exclusive else None
+        if max_exclusive <= earliest or (first is not None and older_than <= first.time_millis):
+            return self.expire_until(earliest, earliest)
         consumer_next = self.consumer_manager.min_next_snapshot()
         if consumer_next is not None:
             max_exclusive = min(max_exclusive, consumer_next)
         max_exclusive = min(max_exclusive, earliest + cfg.max_deletes)
         for sid in range(low, max_exclusive):
-            if not sm.snapshot_exists(sid):
+            snapshot = sm.snapshot_if_exists(sid)
+            if snapshot is None:
                 continue  # deleted by another expiring process meanwhile
-            if older_than <= sm.snapshot(sid).time_millis:
+            if older_than <= snapshot.time_millis:
                 return self.expire_until(earliest, sid)
         return self.expire_until(earliest, max_exclusive)
 

@@ -46,6 +46,13 @@ class SchemaManager:
         ids = self.list_ids()
         return self.schema(ids[-1]) if ids else None
 
+    def latest_from(self, known: int) -> TableSchema:
+        """The latest schema, given that schema ``known`` exists: schema ids are published in
+        order, so probing the next ids (one HEAD each) replaces listing the directory."""
+        while self.file_io.is_file(self.schema_path(known + 1)):
+            known += 1
+        return self.schema(known)
+
     def schema(self, schema_id: int) -> TableSchema:
         cached = self._cache.get(schema_id)
         if cached is None:
@@ -71,13 +78,23 @@ class SnapshotManager:
         return os.path.join(self.snapshot_dir, f"snapshot-{snapshot_id}")
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
-        path = self.snapshot_path(snapshot_id)
-        if not self.file_io.exists(path):
+        snapshot = self.snapshot_if_exists(snapshot_id)
+        if snapshot is None:
+            path = self.snapshot_path(snapshot_id)
             raise CorruptTableError(f"Snapshot {snapshot_id} does not exist ({path}).")
-        return _read_snapshot(self.file_io, path)
+        return snapshot
+
+    def snapshot_if_exists(self, snapshot_id: int) -> Snapshot | None:
+        """The snapshot, or None if it is not there: one request on an object store."""
+        path = self.snapshot_path(snapshot_id)
+        try:
+            text = self.file_io.read_text(path)
+        except CorruptTableError:
+            return None
+        return Snapshot.from_json(text, path)
 
     def snapshot_exists(self, snapshot_id: int) -> bool:
-        return self.file_io.exists(self.snapshot_path(snapshot_id))
+        return self.file_io.is_file(self.snapshot_path(snapshot_id))
 
     def list_ids(self) -> list[int]:
         ids = []
@@ -102,8 +119,14 @@ class SnapshotManager:
         return ids[0] if ids else None
 
     def latest(self) -> Snapshot | None:
-        latest = self.latest_id()
-        return None if latest is None else self.snapshot(latest)
+        """As :meth:`latest_id`, reading the hinted snapshot instead of probing it first."""
+        hint = self._read_hint("LATEST")
+        if hint is not None:
+            snapshot = self.snapshot_if_exists(hint)
+            if snapshot is not None and not self.snapshot_exists(hint + 1):
+                return snapshot
+        ids = self.list_ids()
+        return self.snapshot(ids[-1]) if ids else None
 
     def latest_snapshot_of_user(self, commit_user: str) -> Snapshot | None:
         """The newest snapshot committed by ``commit_user``, scanning back from the latest.
@@ -115,10 +138,9 @@ class SnapshotManager:
         if latest is None:
             return None
         for sid in range(latest, 0, -1):
-            path = self.snapshot_path(sid)
-            if not self.file_io.exists(path):
+            snapshot = self.snapshot_if_exists(sid)
+            if snapshot is None:
                 break
-            snapshot = _read_snapshot(self.file_io, path)
             if snapshot.commit_user == commit_user:
                 return snapshot
         return None
@@ -207,6 +229,3 @@ class ConsumerManager:
                 raise CorruptTableError(f"Consumer file {path} is not valid: {e}") from e
         return min(found) if found else None
 
-
-def _read_snapshot(file_io: FileIO, path: str) -> Snapshot:
-    return Snapshot.from_json(file_io.read_text(path), path)

@@ -67,12 +67,19 @@ class ManifestIO:
         return entries
 
     def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
-        return self.read_manifest_list(snapshot.base_manifest_list) + self.read_manifest_list(
-            snapshot.delta_manifest_list
-        )
+        """The base then the delta manifests; on an object store both lists are fetched at
+        once (a commit attempt waits on them)."""
+        names = (snapshot.base_manifest_list, snapshot.delta_manifest_list)
+        if self.file_io.is_object_store:
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                base, delta = pool.map(self.read_manifest_list, names)
+        else:
+            base, delta = (self.read_manifest_list(n) for n in names)
+        return base + delta
 
     def read_entries(self, metas: Sequence[ManifestFileMeta]) -> list[ManifestEntry]:
-        """All entries of ``metas`` in manifest order, read concurrently."""
+        """All entries of ``metas`` in manifest order, read concurrently (as Java's
+        ``scan.manifest.parallelism``): on an object store each read is a round trip."""
         if len(metas) <= 1:
             return [e for m in metas for e in self.read_manifest(m.file_name)]
         with ThreadPoolExecutor(max_workers=min(8, len(metas))) as pool:

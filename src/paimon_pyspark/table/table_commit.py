@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
 
 from paimon_pyspark.commit.file_store_commit import FileStoreCommit, new_store_commit
@@ -40,11 +41,19 @@ LOG = logging.getLogger(__name__)
 
 class TableCommit:
     def __init__(
-        self, store: FileStore, commit_user: str, overwrite: Overwrite | None = None
+        self,
+        store: FileStore,
+        commit_user: str,
+        overwrite: Overwrite | None = None,
+        new_user: bool = False,
     ) -> None:
+        """``new_user``: the commit user was just generated and has committed nothing, so a
+        batch commit cannot be a retry and the table's snapshots need not be searched for one
+        of it (that search reads every snapshot back to the oldest)."""
         self.store = store
         self.commit_user = commit_user
         self.overwrite = overwrite
+        self.new_user = new_user
         self._committed = False
         self._append_check = False
 
@@ -81,15 +90,22 @@ class TableCommit:
         identifier = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
         store_commit = self._store_commit()
         ids: list[int] = []
-        if commit_identifier is None:
-            if not self._is_batch_retry(commit_messages):
+        try:
+            if commit_identifier is None:
+                todo = not self._is_batch_retry(commit_messages)
+            else:
+                todo = bool(store_commit.filter_committed([identifier]))
+            if todo:
                 self._check_files_exist(commit_messages)
-                ids = self._commit(store_commit, commit_messages, identifier)
-        elif store_commit.filter_committed([identifier]):
-            self._check_files_exist(commit_messages)
+        except OSError as e:
+            raise CommitError(
+                f"Table '{self.store.name}': checking the commit before it started failed: "
+                f"{e}. Nothing was committed."
+            ) from e
+        if todo:
             ids = self._commit(store_commit, commit_messages, identifier)
         self._committed = True
-        self._maintain()
+        self._maintain(ids[-1] if ids else None)
         return ids
 
     def _commit(
@@ -111,7 +127,7 @@ class TableCommit:
         mean a corrupt retry and fail the commit instead of adding files twice.
         """
         sm = self.store.snapshot_manager
-        if sm.latest_snapshot_of_user(self.commit_user) is None:
+        if self.new_user or sm.latest_snapshot_of_user(self.commit_user) is None:
             return False
         latest = sm.latest()
         assert latest is not None
@@ -173,13 +189,14 @@ class TableCommit:
             self._check_messages(messages_by_identifier[identifier])
             self._check_files_exist(messages_by_identifier[identifier])
         store_commit = self._store_commit()
+        ids: list[int] = []
         for identifier in pending:
-            self._commit(store_commit, messages_by_identifier[identifier], identifier, True)
+            ids += self._commit(store_commit, messages_by_identifier[identifier], identifier, True)
         if pending:
-            self._maintain()
+            self._maintain(ids[-1] if ids else None)
         return len(pending)
 
-    def _maintain(self) -> None:
+    def _maintain(self, latest_id: int | None) -> None:
         """Expire snapshots after a commit (TableCommitImpl.maintain), unless ``write-only``.
 
         A failure is logged, never raised: the commit before it is already in the table.
@@ -189,7 +206,7 @@ class TableCommit:
             if options.write_only:
                 return
             options.snapshot_expire_execution_mode  # noqa: B018 - validates: sync and async run here
-            ExpireSnapshots(self.store).expire()
+            ExpireSnapshots(self.store).expire(latest_id=latest_id)
         except Exception:
             LOG.warning(
                 "Table '%s': snapshot expiration after the commit failed; the commit stands.",
@@ -235,14 +252,25 @@ class TableCommit:
                 )
 
     def _check_files_exist(self, messages: Sequence[CommitMessage]) -> None:
-        for m in messages:
-            for f in m.data_increment.new_files + m.compact_increment.compact_after:
-                path = self.data_file_path(m, f.file_name)
-                if not self.store.file_io.exists(path):
-                    raise CommitError(
-                        f"Table '{self.store.name}': data file {path} of a commit message is "
-                        "missing; nothing was committed."
-                    )
+        """Every file the messages add is there (checked in parallel: one request each on an
+        object store)."""
+        paths = [
+            self.data_file_path(m, f.file_name)
+            for m in messages
+            for f in m.data_increment.new_files + m.compact_increment.compact_after
+        ]
+        io = self.store.file_io
+        if len(paths) > 1 and io.is_object_store:
+            with ThreadPoolExecutor(min(16, len(paths))) as pool:
+                present = list(pool.map(io.is_file, paths))
+        else:
+            present = [io.is_file(p) for p in paths]
+        for path, there in zip(paths, present, strict=True):
+            if not there:
+                raise CommitError(
+                    f"Table '{self.store.name}': data file {path} of a commit message is "
+                    "missing; nothing was committed."
+                )
 
 
 def _identifier(item: int | ManifestCommittable) -> int:

@@ -37,12 +37,15 @@ class BatchWriteBuilder:
         self.table = table
         self.commit_user = commit_user or str(uuid.uuid4())
         self.overwrite_spec = overwrite_spec
+        self._new_user = not commit_user
+        """No TableCommit was made for a generated commit user yet: it has committed nothing."""
 
     def with_commit_user(self, commit_user: str) -> BatchWriteBuilder:
         """Use ``commit_user`` for the writes and commits made from this builder."""
         if not commit_user:
             raise CommitError("A commit user must be a non-empty string.")
         self.commit_user = commit_user
+        self._new_user = False
         return self
 
     def overwrite(self, static_partition: Mapping[str, Any] | None = None) -> BatchWriteBuilder:
@@ -84,4 +87,5 @@ class BatchWriteBuilder:
         )
 
     def new_commit(self) -> TableCommit:
-        return TableCommit(self.table.store, self.commit_user, self.overwrite_spec)
+        new_user, self._new_user = self._new_user, False
+        return TableCommit(self.table.store, self.commit_user, self.overwrite_spec, new_user)

@@ -62,6 +62,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Test oracle: Java Paimon's own catalog, reader, writer and bucket function, driven from Python
@@ -89,9 +90,27 @@ public final class PaimonOracle {
 
     // ------------------------------------------------------------------ catalog access
 
+    /**
+     * Extra catalog options per warehouse (a store's endpoint and credentials, e.g. the s3.*
+     * keys of paimon-s3), set once by {@link #setCatalogOptions} so that every method keeps its
+     * plain warehouse-string signature.
+     */
+    private static final Map<String, Map<String, String>> CATALOG_OPTIONS =
+            new ConcurrentHashMap<>();
+
+    /** Every later catalog of this warehouse gets these options ({"key": "value", ...}). */
+    public static void setCatalogOptions(String warehouse, String optionsJson) throws Exception {
+        Map<String, String> options = new LinkedHashMap<>();
+        MAPPER.readTree(optionsJson)
+                .fields()
+                .forEachRemaining(e -> options.put(e.getKey(), e.getValue().asText()));
+        CATALOG_OPTIONS.put(warehouse, options);
+    }
+
     /** A fresh catalog per call, so files written by other engines are never hidden by caches. */
     private static Catalog catalog(String warehouse) {
         Options options = new Options();
+        CATALOG_OPTIONS.getOrDefault(warehouse, Collections.emptyMap()).forEach(options::set);
         options.set("warehouse", warehouse);
         options.set("cache-enabled", "false");
         return CatalogFactory.createCatalog(CatalogContext.create(options));
