@@ -228,4 +228,3 @@ class ConsumerManager:
             except (KeyError, TypeError, ValueError) as e:
                 raise CorruptTableError(f"Consumer file {path} is not valid: {e}") from e
         return min(found) if found else None
-
