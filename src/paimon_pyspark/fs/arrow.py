@@ -1,8 +1,8 @@
 """Any other filesystem pyarrow opens (HDFS through libhdfs, ...): usable, but not safe for
 concurrent writers.
 
-pyarrow's ``move`` replaces an existing target, so no create-if-absent can be built on it: two
-writers could both publish snapshot N and one commit would be lost. Such a store is refused
+pyarrow's filesystems have no create-if-absent rename (``move`` may replace an existing
+target), so two writers could both publish snapshot N and one commit would be lost. Such a store is refused
 with UnsafeStoreError unless the user sets ``fs.single-writer = true``, promising that one
 writer at a time commits to each table; the publish then checks and moves.
 """
