@@ -1,7 +1,9 @@
 """The staging records of a distributed job (spark/job.py) are versioned bytes, and a file
 planted in a job's staging directory is refused: a pickle crafted to run ``os.system`` when
 unpickled never runs, the refusal is a CorruptRecordError naming the file, and the job still
-commits or aborts cleanly. The job's tasks run here, in this process, as Spark would run them.
+commits or aborts cleanly. A job leaves nothing in its staging directory, and an attempt that
+outlives it removes its own files. The job's tasks run here, in this process, as Spark would
+run them.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,7 +19,7 @@ import pytest
 from table_helpers import read_all, sort_rows
 
 from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
-from paimon_pyspark.errors import CorruptRecordError
+from paimon_pyspark.errors import CorruptRecordError, PaimonError
 from paimon_pyspark.spark.job import (
     STAGING_DIR,
     TableRef,
@@ -128,4 +131,61 @@ def test_a_planted_pickle_is_refused_and_the_job_aborts_cleanly(
     assert any(planted in r.getMessage() for r in caplog.records)
     assert table.snapshot_manager.latest_id() is None
     assert data_files(table) == set()
-    assert os.listdir(job.staging_dir(table)) == ["_FINISHED"]
+    assert os.listdir(os.path.join(table.path, STAGING_DIR)) == []
+
+
+def staged_files(table: FileStoreTable) -> list[str]:
+    root = os.path.join(table.path, STAGING_DIR)
+    return [f for _, _, fs in os.walk(root) for f in fs]
+
+
+@pytest.mark.parametrize("end", ["commit", "abort"])
+def test_an_attempt_that_outlives_its_job_removes_its_own_files(
+    warehouse: str, table: FileStoreTable, end: str
+) -> None:
+    """The job leaves no marker behind, yet an attempt still running when it ends (a
+    speculative one, or one of a failed job) finds it closed and cleans up after itself."""
+    job = WriteJob(TableRef(warehouse, "db.t"))
+    kept = job.write_task([rows(range(20))])
+    if end == "commit":
+        job.commit([kept])
+    else:
+        job.abort()
+    committed = data_files(table)
+
+    with pytest.raises(PaimonError, match="committed or aborted while this task attempt ran"):
+        job.write_task([rows(range(100, 120))])
+
+    assert committed == (
+        {f.file_name for m in kept.messages for f in m.new_files} if end == "commit" else set()
+    )
+    assert data_files(table) == committed
+    assert staged_files(table) == []
+
+
+def test_a_later_job_removes_staging_directories_over_for_an_hour(
+    warehouse: str, table: FileStoreTable
+) -> None:
+    """Directories of earlier versions' jobs (a ``_FINISHED`` marker) and empty ones go once
+    an hour old; a live job's directory (``_OPEN``) stays, however old."""
+    root = os.path.join(table.path, STAGING_DIR)
+    old = time.time() - 2 * 3600
+
+    def job_dir(name: str, files: list[str], mtime: float) -> str:
+        directory = os.path.join(root, name)
+        os.makedirs(directory)
+        for f in files:
+            open(os.path.join(directory, f), "wb").close()
+            os.utime(os.path.join(directory, f), (mtime, mtime))
+        os.utime(directory, (mtime, mtime))
+        return directory
+
+    job_dir("legacy-old", ["_FINISHED", "record"], old)
+    job_dir("legacy-recent", ["_FINISHED"], time.time())
+    job_dir("empty-old", [], old)
+    job_dir("live-old", ["_OPEN", "record"], old)
+
+    job = WriteJob(TableRef(warehouse, "db.t"))
+    job.commit([job.write_task([rows(range(10))])])
+
+    assert sorted(os.listdir(root)) == ["legacy-recent", "live-old"]

@@ -2,9 +2,9 @@
 concurrent writers.
 
 pyarrow's filesystems have no create-if-absent rename (``move`` may replace an existing
-target), so two writers could both publish snapshot N and one commit would be lost. Such a store is refused
-with UnsafeStoreError unless the user sets ``fs.single-writer = true``, promising that one
-writer at a time commits to each table; the publish then checks and moves.
+target), so two writers could both publish snapshot N and one commit would be lost. Such a
+store is refused with UnsafeStoreError unless the user sets ``fs.single-writer = true``,
+promising that one writer at a time commits to each table; the publish then checks and moves.
 """
 
 from __future__ import annotations

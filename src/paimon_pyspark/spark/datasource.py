@@ -152,6 +152,9 @@ class PaimonWriter(DataSourceArrowWriter):
         commit_or_abort(self.job, results)
 
     def abort(self, messages: Sequence[WriterCommitMessage | None]) -> None:
+        """Runs in a Python worker without a SparkContext, maybe while attempts of the failed
+        job still run: it cannot wait for them, nor needs to, since the job it closes tells
+        them to remove their own files when they end (spark/job.py)."""
         self.job.abort()
 
 

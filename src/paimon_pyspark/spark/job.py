@@ -6,8 +6,26 @@ Data Source (``df.write.format("paimon")``) and the procedures run as Spark jobs
 Every task records the files it produced in a staging record under
 ``<table>/.paimon-staging/<commit user>/`` before returning; the driver commits the messages of
 the attempts Spark kept and then deletes the files of every other record (failed jobs, retried
-or speculative attempts), so no job leaves orphan files behind. An aborted job's directory keeps
-its FINISHED marker for an hour, then a later job removes it.
+or speculative attempts), so no job leaves orphan files behind.
+
+A job is open while its ``_OPEN`` marker is in that directory. The driver puts it down when it
+creates the job, before any task can run, and when it commits or aborts it removes the marker
+first, then lists and cleans the records, then removes the directory. A task attempt checks the
+marker after saving its record: an attempt whose record the driver's listing missed saved it
+after the marker went, so it sees no marker and removes its own files and record. Attempts that
+outlive their job (speculative, retried, or still running when a failed job is aborted) thus
+clean up after themselves, and nothing of the job is left once its last attempt is over.
+
+Why the job marks "open" rather than "finished": earlier versions put down a ``_FINISHED``
+marker at the end and had to keep it (an hour) for attempts still running, since a straggler
+that saves its record after the marker is gone keeps its files for good. No bound on that wait
+can be read from Spark: a killed task's Python worker outlives its JVM task until its next read
+of the input, the Data Source's ``abort`` runs in a worker with no SparkContext to ask, and an
+executor may stall for any time. With an "open" marker the absence of an object is what tells a
+straggler that the job is over, so no timing is involved and nothing stays behind. Directories
+of earlier versions' jobs (with ``_FINISHED``) are still removed an hour after they finished.
+A worker killed between writing a data file and recording it leaves that file, as a killed
+writer of Java Paimon does (Java's ``remove_orphan_files`` procedure finds such files).
 
 Staging records and task results are versioned bytes (spec/versioned_record.py: a header, then
 CommitMessageSerializer's Java-compatible bytes), never pickles: the driver reads every file in
@@ -20,6 +38,7 @@ overwrite does (ignoring the table's files) and the driver commits it, even with
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -44,7 +63,10 @@ from paimon_pyspark.table.write_builder import BatchWriteBuilder
 from paimon_pyspark.write.table_write import TableWrite
 
 STAGING_DIR = ".paimon-staging"
+OPEN = "_OPEN"
+"""In a job's staging directory while the job can still commit its tasks' files."""
 FINISHED = "_FINISHED"
+"""What earlier versions left in an ended job's staging directory, for an hour."""
 _FINISHED_JOB_RETENTION_S = 3600
 _BATCH_ROWS = 256 * 1024
 SHARED_BUCKET_STRIDE = 1 << 16
@@ -124,13 +146,24 @@ class WriteJob:
     retried or speculative attempt of a task reuses that task's numbers.
 
     ``postpone_buckets``: a postpone table's fixed-bucket write, the bucket count of every
-    partition that has real buckets as the driver read them once; tasks route with these."""
+    partition that has real buckets as the driver read them once; tasks route with these.
+
+    Creating a job (on the driver) opens it: its ``_OPEN`` marker goes down before any task
+    can run, and ``commit`` or ``abort`` close it (see the module docstring). The marker is
+    written here, not by a separate call, so that every door, the procedures' included, opens
+    its job before shipping it; Spark unpickles the job on executors without running this."""
 
     ref: TableRef
     commit_user: str = field(default_factory=lambda: str(uuid.uuid4()))
     shared_buckets: bool = False
     overwrite: Overwrite | None = None
     postpone_buckets: Mapping[bytes, int] | None = None
+
+    def __post_init__(self) -> None:
+        table = self.ref.load()
+        directory = self.staging_dir(table)
+        table.file_io.mkdirs(directory)
+        table.file_io.write_bytes(os.path.join(directory, OPEN), b"")
 
     def staging_dir(self, table: FileStoreTable) -> str:
         return os.path.join(table.path, STAGING_DIR, self.commit_user)
@@ -200,14 +233,23 @@ class WriteJob:
         messages: Sequence[CommitMessage],
         written: Sequence[CommitMessage],
     ) -> TaskResult:
-        """Save the record of ``written``; the attempt's result, unless the job is over."""
+        """Save the record of ``written``, then check that the job is still open; the attempt's
+        result, or, if the driver closed the job meanwhile (its listing may have missed this
+        record), none: the attempt removes its files and its record itself."""
+        io = table.file_io
+        directory = self.staging_dir(table)
+        record = None
         try:
             record = self._save_record(table, written)
-            if table.file_io.exists(os.path.join(self.staging_dir(table), FINISHED)):
-                # the driver finished the job while this attempt ran: it can never be kept
-                raise PaimonError(f"job {self.commit_user} already finished")
+            if not io.exists(os.path.join(directory, OPEN)):
+                raise PaimonError(
+                    f"Job {self.commit_user} was committed or aborted while this task attempt "
+                    "ran; the attempt removed its files."
+                )
         except BaseException:
             TableCommit(table.store, self.commit_user).abort(written)
+            if record is not None:
+                io.delete_quietly(os.path.join(directory, record))
             raise
         return TaskResult(record, tuple(messages))
 
@@ -234,20 +276,17 @@ class WriteJob:
     # --- on the driver ---------------------------------------------------------------------
 
     def commit(self, results: Sequence[TaskResult]) -> list[int]:
-        """Commit the kept attempts' messages as one snapshot, then clean every other record.
-
-        A FINISHED marker goes down before the records are listed, so an attempt that saves
-        its record afterwards sees the marker and removes its own files. After a commit the
-        job's directory goes (a straggling speculative attempt then leaves orphans, as in
-        Java); after an abort the marker stays an hour, since failed jobs race their tasks.
-        """
+        """Commit the kept attempts' messages as one snapshot, then close the job: every other
+        record's files are deleted, and an attempt still running removes its own."""
         table = self.ref.load()
         messages = [m for r in results for m in r.messages]
         if not table.primary_keys:
             messages = renumber_shared_buckets(messages)
-        commit = BatchWriteBuilder(table, self.commit_user, self.overwrite).new_commit()
+        # the job's commit user is its own and commits here first: no earlier snapshot of it
+        # to search the table for (a search reads every snapshot back to the oldest)
+        commit = TableCommit(table.store, self.commit_user, self.overwrite, new_user=True)
         ids = commit.commit(messages) if messages or self.overwrite is not None else []
-        self._clean(table, keep={r.record for r in results}, keep_marker=False)
+        self._close(table, keep={r.record for r in results})
         if ids and self.shared_buckets and table.primary_keys:
             try:
                 ids += self._push_up_level0(table, messages)
@@ -292,21 +331,30 @@ class WriteJob:
     def abort(self) -> None:
         """Remove every file any attempt of this job wrote, unless a commit of this job is (or
         may be) in the table: Spark aborts after a failed commit too, and a commit whose
-        outcome is unknown must keep its files."""
+        outcome is unknown must keep its files. Attempts still running when it returns remove
+        their own files when they end (the job is closed), so nothing is left once they are."""
         table = self.ref.load()
         if table.snapshot_manager.latest_snapshot_of_user(self.commit_user) is not None:
             return
-        self._clean(table, keep=set(), keep_marker=True)
+        self._close(table, keep=set())
 
-    def _clean(self, table: FileStoreTable, keep: set[str], keep_marker: bool) -> None:
+    def _close(self, table: FileStoreTable, keep: set[str]) -> None:
+        """Remove the ``_OPEN`` marker, then every record (and, but for ``keep``, its files),
+        then the directory. The marker goes first: an attempt that saves its record after the
+        listing below must find it gone (module docstring). If it cannot be removed, the
+        records are cleaned all the same, and only such late attempts keep their files."""
         io = table.file_io
         directory = self.staging_dir(table)
-        io.mkdirs(directory)
-        io.write_bytes(os.path.join(directory, FINISHED), b"")
+        marker = os.path.join(directory, OPEN)
+        io.delete_quietly(marker)
+        if io.exists(marker):
+            LOG.warning(
+                "Job %s could not remove %s: task attempts that end after it may leave files.",
+                self.commit_user,
+                io.describe(marker),
+            )
         commit = BatchWriteBuilder(table, self.commit_user).new_commit()
         for name in io.list_names(directory):
-            if name == FINISHED:
-                continue
             path = os.path.join(directory, name)
             if name not in keep:
                 try:
@@ -316,19 +364,30 @@ class WriteJob:
                 else:
                     commit.abort(stale)
             io.delete_quietly(path)
-        if not keep_marker:
-            io.delete_dir(directory)
-        self._drop_finished_jobs(table)
+        io.delete_dir(directory)
+        self._drop_ended_jobs(table)
 
-    def _drop_finished_jobs(self, table: FileStoreTable) -> None:
-        """Remove staging directories of jobs finished long enough ago to have no live task."""
+    def _drop_ended_jobs(self, table: FileStoreTable) -> None:
+        """Remove other jobs' staging directories that have been over for an hour: those
+        earlier versions left with a ``_FINISHED`` marker, and empty ones (a straggler that
+        recreated a local directory and removed its record; a live job's holds ``_OPEN``, an
+        object store has no empty directories)."""
         io = table.file_io
         root = os.path.join(table.path, STAGING_DIR)
         horizon = time.time() - _FINISHED_JOB_RETENTION_S
         for job in io.list_names(root):
-            marker = os.path.join(root, job, FINISHED)
-            if job != self.commit_user and io.exists(marker) and io.mtime(marker) < horizon:
-                io.delete_dir(os.path.join(root, job))
+            if job == self.commit_user:
+                continue
+            directory = os.path.join(root, job)
+            names = io.list_names(directory)
+            if names and FINISHED not in names:
+                continue
+            if not names and io.is_object_store:
+                continue
+            stamp = os.path.join(directory, FINISHED) if names else directory
+            with contextlib.suppress(FileNotFoundError):  # removed by another job meanwhile
+                if io.mtime(stamp) < horizon:
+                    io.delete_dir(directory)
 
 
 def renumber_shared_buckets(messages: Sequence[CommitMessage]) -> list[CommitMessage]:

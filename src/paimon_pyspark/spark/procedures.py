@@ -83,10 +83,10 @@ class SparkRunner(ProcedureRunner):
             fs_options(self.catalog.options),
             pipeline=pipeline,
         )
-        job = WriteJob(ref, overwrite=pipeline.overwrite)
-        payloads = [pipeline.encode_input(item) for item in plan.inputs]
-        inputs = self.spark.sparkContext.parallelize(payloads, len(payloads))
+        job = WriteJob(ref, overwrite=pipeline.overwrite)  # opens the job (its _OPEN marker)
         try:
+            payloads = [pipeline.encode_input(item) for item in plan.inputs]
+            inputs = self.spark.sparkContext.parallelize(payloads, len(payloads))
             if pipeline.shuffle:
                 keyed = inputs.mapPartitions(_split_fn(ref))
                 shuffled = keyed.partitionBy(min(plan.keys, _MAX_TASKS), _identity)

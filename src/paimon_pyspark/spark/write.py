@@ -84,16 +84,16 @@ def write(
     opts = {k: str(v) for k, v in raw.items()}
     ref, loaded = ensure_table(warehouse, table, df.schema, opts)
     plan = plan_overwrite(loaded, spec) if mode == "overwrite" else None
-    job = WriteJob(ref, overwrite=plan, postpone_buckets=postpone_bucket_counts(loaded))
-    written = _plan(df, loaded, job)
+    counts = postpone_bucket_counts(loaded)
     conf = df.sparkSession.conf
     # Spark's per-row Arrow size check halves the write's speed; batches stay bounded by
     # maxRecordsPerBatch. A value the user set on purpose is kept.
     lift = conf.get(MAX_BYTES_PER_BATCH, None) is None
-    if lift:
-        conf.set(MAX_BYTES_PER_BATCH, str(2**31 - 1))
+    job = WriteJob(ref, overwrite=plan, postpone_buckets=counts)  # open: abort on any failure
     try:
-        rows = written.collect()
+        if lift:
+            conf.set(MAX_BYTES_PER_BATCH, str(2**31 - 1))
+        rows = _plan(df, loaded, job).collect()
     except BaseException:
         job.abort()
         raise
