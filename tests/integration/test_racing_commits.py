@@ -2,7 +2,7 @@
 
 Each writer is its own process, as on a cluster. Every commit must land exactly once: N
 writers x M commits give N x M APPEND snapshots and every row once, with a compaction loop and
-snapshot expiry running alongside (expiry also runs after every commit, by the table's options).
+snapshot expiry (keeping 5 to 20 snapshots) running alongside in another process.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ RACE_OPTIONS = {
     "commit.min-retry-wait": "50 ms",
     "commit.max-retry-wait": "3 s",
 }
-EXPIRING = {"snapshot.num-retained.min": "5", "snapshot.num-retained.max": "20"}
 
 
 def _writer(warehouse: str, options: Mapping[str, str], writer: int, commits: int) -> None:
@@ -56,7 +55,7 @@ def _maintainer(warehouse: str, options: Mapping[str, str], stop: Any, done: Any
         except (CommitConflictError, CorruptTableError):
             pass  # a concurrent expiry removed what this plan read, or a writer raced it: again
         expire_snapshots(catalog, "db.t", retain_min=5, retain_max=20)
-        time.sleep(0.05)
+        time.sleep(0.3)
     done.put(compacted)
 
 
@@ -116,7 +115,7 @@ def test_racing_writers_on_s3(s3_server: S3Server, s3_bucket: str) -> None:
 def test_racing_writers_with_compaction_and_expiry_on_s3(
     s3_server: S3Server, s3_bucket: str
 ) -> None:
-    assert _race(f"s3://{s3_bucket}/wh", s3_server.options(), EXPIRING, maintain=True) > 0
+    assert _race(f"s3://{s3_bucket}/wh", s3_server.options(), {}, maintain=True) > 0
 
 
 @pytest.mark.slow
@@ -126,4 +125,4 @@ def test_racing_writers_on_local_disk(tmp_path: Any) -> None:
 
 @pytest.mark.slow
 def test_racing_writers_with_compaction_and_expiry_on_local_disk(tmp_path: Any) -> None:
-    assert _race(str(tmp_path / "wh"), {}, EXPIRING, maintain=True) > 0
+    assert _race(str(tmp_path / "wh"), {}, {}, maintain=True) > 0

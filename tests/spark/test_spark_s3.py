@@ -88,6 +88,7 @@ def test_a_million_rows_through_each_door_read_back_by_spark_and_by_us(
 
     table = CatalogFactory.create({"warehouse": warehouse, **s3_server.options()}).get_table("db.t")
     assert table.primary_keys == (["id"] if kind == "primary-key" else [])
+    assert not [k for k in table.store.table_schema.options if k.startswith("s3.")]  # no secrets
     assert table.snapshot_manager.latest_id() == 1
     assert _spark_checksum(spark, warehouse, s3_server) == _expected(ROWS)
     assert _our_checksum(warehouse, s3_server) == _expected(ROWS)

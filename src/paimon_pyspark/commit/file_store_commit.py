@@ -406,6 +406,7 @@ class FileStoreCommit:
         last_error: OSError | None = None
         while True:
             snapshot_id: int | None = None
+            latest: Snapshot | None = None
             try:
                 latest = self.snapshots.latest()
                 if start_latest is None:
@@ -423,14 +424,22 @@ class FileStoreCommit:
                 uncertain, last_error = e.snapshot, e.cause
             except OSError as e:
                 last_error = e
-            except Exception:
-                # a conflict (or anything else) ends the commit; an earlier uncertain publish
-                # of ours is decided first, so the error never hides a commit that is in
-                if uncertain is not None:
-                    settled = self._settle(uncertain, identifier, kind, last_error)
-                    if settled is not None:
-                        return settled
-                raise
+            except Exception as e:
+                # A file of the attempt's base snapshot vanished while newer snapshots came: an
+                # expiry removed it and the attempt lost the race, so it retries. A conflict (or
+                # anything else) ends the commit, after deciding an earlier uncertain publish of
+                # ours, so the error never hides a commit that is in.
+                lost = (
+                    isinstance(e, CorruptTableError)
+                    and latest is not None
+                    and self.snapshots.latest_id() != latest.id
+                )
+                if not lost:
+                    if uncertain is not None:
+                        settled = self._settle(uncertain, identifier, kind, last_error)
+                        if settled is not None:
+                            return settled
+                    raise
             if snapshot_id is not None:
                 return snapshot_id
             retry += 1

@@ -241,7 +241,7 @@ class WriteJob:
         record = None
         try:
             record = self._save_record(table, written)
-            if not io.exists(os.path.join(directory, OPEN)):
+            if not io.is_file(os.path.join(directory, OPEN)):
                 raise PaimonError(
                     f"Job {self.commit_user} was committed or aborted while this task attempt "
                     "ran; the attempt removed its files."
@@ -347,7 +347,7 @@ class WriteJob:
         directory = self.staging_dir(table)
         marker = os.path.join(directory, OPEN)
         io.delete_quietly(marker)
-        if io.exists(marker):
+        if io.is_file(marker):
             LOG.warning(
                 "Job %s could not remove %s: task attempts that end after it may leave files.",
                 self.commit_user,

@@ -7,6 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 from tests.s3_server import S3Server
 
+from paimon_pyspark import FileSystemCatalog, Schema
 from paimon_pyspark.errors import CorruptTableError, OptionError, UnsupportedOptionError
 from paimon_pyspark.fs.file_io import FileIO, abort_output
 
@@ -99,3 +100,14 @@ def test_options_are_checked(s3_server: S3Server) -> None:
         FileIO.for_uri("s3://b/wh", {**s3_server.options(), "s3.connection.maximum": "9"})
     with pytest.raises(OptionError, match="s3.path.style.access"):
         FileIO.for_uri("s3://b/wh", {**s3_server.options(), "s3.path.style.access": "1"})
+
+
+def test_table_options_configure_the_store(s3_catalog: FileSystemCatalog) -> None:
+    """``s3.*`` as dynamic table options reopen the table's store with them."""
+    s3_catalog.create_table("db.t", Schema.from_pyarrow_schema(pa.schema([("id", pa.int64())])))
+    table = s3_catalog.get_table("db.t")
+    assert table.copy({"bucket": "-1"}).file_io is table.file_io
+    elsewhere = table.copy({"s3.endpoint": "http://127.0.0.1:9"})  # nothing listens there
+    assert elsewhere.file_io is not table.file_io
+    with pytest.raises(OSError, match="127.0.0.1:9"):
+        elsewhere.file_io.read_bytes(elsewhere.snapshot_manager.snapshot_path(1))
