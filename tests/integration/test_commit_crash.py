@@ -44,7 +44,10 @@ def _one_case(
     catalog.create_table(name, Schema.from_pyarrow_schema(SCHEMA, options=FAST_RETRIES))
     table = catalog.get_table(name)
     write_commit(table, _rows(0, 5))
-    faulty_table, faulty = _faulty(table, {**FAST_RETRIES, "commit.max-retries": str(retries)})
+    # write-only: no expiry after the commit, so every counted call is the commit's own (an
+    # expiry failure never fails a commit: tests/integration/test_expire.py)
+    dynamic = {**FAST_RETRIES, "commit.max-retries": str(retries), "write-only": "true"}
+    faulty_table, faulty = _faulty(table, dynamic)
     builder = faulty_table.new_batch_write_builder()
     with builder.new_write() as write:
         write.write_arrow(_rows(100, 5))
