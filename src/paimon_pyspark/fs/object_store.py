@@ -269,8 +269,7 @@ class ObjectStoreFileIO(FileIO):
             if probe_key in _PROBED:
                 return
         if self.options.single_writer:
-            _PROBED[probe_key] = True
-            return
+            return  # accepted as it is; not remembered, so another FileIO still probes
         probe = os.path.join(os.path.dirname(path), f".paimon-probe-{uuid.uuid4()}")
         store, key = self._loc(probe)
         try:
