@@ -25,7 +25,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any, BinaryIO, TypeVar, cast
 
-from paimon_pyspark.errors import CorruptTableError, UnsafeStoreError, UnsupportedOptionError
+from paimon_pyspark.errors import (
+    CorruptTableError,
+    OptionError,
+    UnsafeStoreError,
+    UnsupportedOptionError,
+)
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.fs.options import (
     S3_ACCESS_KEY,
@@ -41,6 +46,8 @@ S3_SCHEMES = ("s3", "s3a")
 OBJECT_STORE_SCHEMES = (*S3_SCHEMES, "gs", "az", "abfs", "abfss")
 DIRECTORY_MARKER = ".paimon-directory"
 """The zero-byte object that keeps an empty database directory on an object store."""
+_ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT")
+"""Where obstore looks for the endpoint when ``s3.endpoint`` is not set, in its order."""
 _READ_BUFFER = 4 * 1024 * 1024
 _WRITE_BUFFER = 10 * 1024 * 1024
 _DELETE_BATCH = 1000
@@ -131,7 +138,8 @@ class ObjectStoreFileIO(FileIO):
         if o.s3_path_style:
             config["virtual_hosted_style_request"] = False
         client: dict[str, Any] = {}
-        if str(config.get("endpoint", "")).startswith("http://"):
+        env_endpoint = next((os.environ[k] for k in _ENDPOINT_VARIABLES if k in os.environ), "")
+        if str(config.get("endpoint", env_endpoint)).startswith("http://"):
             client["allow_http"] = True
         provider = None
         if "access_key_id" not in config and not os.environ.get("AWS_ACCESS_KEY_ID"):
@@ -317,16 +325,25 @@ class ObjectStoreFileIO(FileIO):
 
 def _profile_credentials() -> Any:
     """Credentials of the AWS profile (``AWS_PROFILE`` or default) when boto3 is installed and
-    a profile has some; None lets obstore use the instance or container credentials."""
+    a profile is configured; None lets obstore use the instance or container credentials (so
+    boto3 is never the one to ask the instance metadata service)."""
+    configured = os.environ.get("AWS_PROFILE") or any(
+        os.path.exists(os.path.expanduser(f"~/.aws/{name}")) for name in ("credentials", "config")
+    )
+    if not configured:
+        return None
     try:
         import boto3
         from obstore.auth.boto3 import Boto3CredentialProvider
     except ImportError:
         return None
-    session = boto3.Session()
-    if session.get_credentials() is None:
-        return None
-    return Boto3CredentialProvider(session)
+    try:
+        session = boto3.Session()
+        credentials = session.get_credentials()
+    except Exception as e:  # botocore's ProfileNotFound, a profile file that does not parse
+        profile = os.environ.get("AWS_PROFILE", "default")
+        raise OptionError(f"AWS profile '{profile}' cannot be used for S3: {e}") from e
+    return None if credentials is None else Boto3CredentialProvider(session)
 
 
 class _Reader(io.RawIOBase):

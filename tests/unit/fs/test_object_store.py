@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -111,3 +113,52 @@ def test_table_options_configure_the_store(s3_catalog: FileSystemCatalog) -> Non
     assert elsewhere.file_io is not table.file_io
     with pytest.raises(OSError, match="127.0.0.1:9"):
         elsewhere.file_io.read_bytes(elsewhere.snapshot_manager.snapshot_path(1))
+
+
+def test_credentials_and_endpoint_from_the_aws_environment(
+    s3_server: S3Server, s3_bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    options = s3_server.options()
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", options["s3.access-key"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", options["s3.secret-key"])
+    monkeypatch.setenv("AWS_REGION", options["s3.endpoint.region"])
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_server.endpoint)
+    io, root = FileIO.for_uri(f"s3://{s3_bucket}/wh", {"s3.path.style.access": "true"})
+    io.write_bytes(f"{root}/x", b"1")
+    assert s3_server.list_keys(s3_bucket) == ["wh/x"]
+
+
+def test_credentials_from_an_aws_profile(
+    s3_server: S3Server, s3_bucket: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    options = s3_server.options()
+    credentials = tmp_path / "credentials"
+    credentials.write_text(
+        "[paimon-test]\n"
+        f"aws_access_key_id = {options['s3.access-key']}\n"
+        f"aws_secret_access_key = {options['s3.secret-key']}\n"
+    )
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_PROFILE", "paimon-test")
+    without_keys = {k: v for k, v in options.items() if k not in ("s3.access-key", "s3.secret-key")}
+    io, root = FileIO.for_uri(f"s3://{s3_bucket}/wh", without_keys)
+    io.write_bytes(f"{root}/x", b"1")
+    monkeypatch.undo()  # the test's own boto3 client reads the environment too
+    assert s3_server.list_keys(s3_bucket) == ["wh/x"]
+
+
+def test_a_missing_aws_profile_is_a_typed_error(
+    s3_server: S3Server, s3_bucket: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_PROFILE", "nowhere")
+    options = {"s3.endpoint": s3_server.endpoint, "s3.path.style.access": "true"}
+    io, root = FileIO.for_uri(f"s3://{s3_bucket}/wh", options)
+    with pytest.raises(OptionError, match="AWS profile 'nowhere'"):
+        io.write_bytes(f"{root}/x", b"1")
