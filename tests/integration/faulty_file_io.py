@@ -95,6 +95,9 @@ class FaultyFileIO(FileIO):
     def try_write_atomic(self, path: str, data: bytes) -> bool:
         return self._call("try_write_atomic", lambda: self.inner.try_write_atomic(path, data))
 
+    def check_atomic_publish(self, directory: str) -> None:
+        self.inner.check_atomic_publish(directory)  # probed once per process: not counted
+
     def delete_quietly(self, path: str) -> None:
         self._call("delete_quietly", lambda: self.inner.delete_quietly(path))
 

@@ -383,6 +383,13 @@ class FileStoreCommit:
         """
         self._delta = None
         try:
+            self.snapshots.file_io.check_atomic_publish(self.snapshots.snapshot_dir)
+        except OSError as e:
+            raise CommitError(
+                f"Table '{self.settings.table_name}': the store cannot be reached: {e}. "
+                "Nothing was committed."
+            ) from e
+        try:
             return self._attempt_until_published(entries_of, kind, identifier, check, index_of)
         except BaseException as e:
             if not isinstance(e, CommitOutcomeUnknownError):

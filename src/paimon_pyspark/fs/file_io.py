@@ -130,6 +130,12 @@ class FileIO(ABC):
         callers look for what they published before deciding.
         """
 
+    def check_atomic_publish(self, directory: str) -> None:
+        """Raise UnsafeStoreError if :meth:`try_write_atomic` cannot be trusted in
+        ``directory``; a commit asks before it writes anything. Local disk and the refused-
+        unless-accepted filesystems (fs/arrow.py) have nothing to probe."""
+        return None
+
     @abstractmethod
     def delete_quietly(self, path: str) -> None: ...
 

@@ -253,7 +253,7 @@ class ObjectStoreFileIO(FileIO):
         from obstore.exceptions import AlreadyExistsError, PreconditionError
 
         store, key = self._loc(path)
-        self._check_atomic_create(path)
+        self.check_atomic_publish(os.path.dirname(path))
         try:
             _translate(
                 path,
@@ -267,18 +267,18 @@ class ObjectStoreFileIO(FileIO):
                 return False  # taken, then removed (expired) meanwhile: not ours
         return True
 
-    def _check_atomic_create(self, path: str) -> None:
+    def check_atomic_publish(self, directory: str) -> None:
         """Probe the bucket once per process: a second conditional create must be refused."""
         from obstore.exceptions import AlreadyExistsError, PreconditionError
 
-        bucket = path.strip("/").split("/", 1)[0]
+        bucket = directory.strip("/").split("/", 1)[0]
         probe_key = (self.scheme, bucket, self.options.get(S3_ENDPOINT) or "")
         with _PROBE_LOCK:
             if probe_key in _PROBED:
                 return
         if self.options.single_writer:
             return  # accepted as it is; not remembered, so another FileIO still probes
-        probe = os.path.join(os.path.dirname(path), f".paimon-probe-{uuid.uuid4()}")
+        probe = os.path.join(directory, f".paimon-probe-{uuid.uuid4()}")
         store, key = self._loc(probe)
         try:
             _translate(probe, lambda: self._obs.put(store, key, b"1", mode="create"))

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
 
 from paimon_pyspark.commit.file_store_commit import FileStoreCommit, new_store_commit
-from paimon_pyspark.errors import CommitConflictError, CommitError
+from paimon_pyspark.errors import CommitConflictError, CommitError, UnsafeStoreError
 from paimon_pyspark.maintenance.expire import ExpireSnapshots
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, ManifestCommittable
@@ -103,7 +103,11 @@ class TableCommit:
                 f"{e}. Nothing was committed."
             ) from e
         if todo:
-            ids = self._commit(store_commit, commit_messages, identifier)
+            try:
+                ids = self._commit(store_commit, commit_messages, identifier)
+            except UnsafeStoreError:
+                self.abort(commit_messages)  # refused before any publish: the files go too
+                raise
         self._committed = True
         self._maintain(ids[-1] if ids else None)
         return ids

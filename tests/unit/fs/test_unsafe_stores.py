@@ -50,9 +50,12 @@ def test_s3_server_ignoring_conditional_writes_is_refused(
         table = single.get_table("db.t")
         write_commit(table, pa.table({"id": [7]}, schema=SCHEMA))
         assert read_all(table)["id"].to_pylist() == [7]
-        # one user's acceptance is not remembered for the others
+        # one user's acceptance is not remembered for the others; a refused commit removes
+        # the data files it would have published
+        before = s3_server.list_keys(s3_bucket)
         with pytest.raises(UnsafeStoreError, match=endpoint):
             write_commit(catalog.get_table("db.t"), pa.table({"id": [8]}, schema=SCHEMA))
         assert read_all(table)["id"].to_pylist() == [7]
+        assert s3_server.list_keys(s3_bucket) == before
     finally:
         proxy.shutdown()
