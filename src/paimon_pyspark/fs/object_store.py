@@ -112,7 +112,7 @@ class ObjectStoreFileIO(FileIO):
         with self._lock:
             store = self._stores.get(bucket)
             if store is None:
-                store = self._new_store(bucket)
+                store = _translate(self.describe(bucket), lambda: self._new_store(bucket))
                 self._stores[bucket] = store
             return store
 
