@@ -43,14 +43,11 @@ import os
 import platform
 import resource
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -65,11 +62,11 @@ import pyarrow as pa
 import paimon_pyspark
 
 SCRIPT = Path(__file__).resolve()
+sys.path.insert(0, str(SCRIPT.parents[1]))  # the repository root: the tests' S3 server starter
+from tests.s3_server import S3Server  # noqa: E402
+
 STORES = ("local", "s3")
 KINDS = ("append", "pk")
-ACCESS_KEY = "paimon-bench-access"
-SECRET_KEY = "paimon-bench-secret"
-REGION = "us-east-1"
 COMMIT_PK_BUCKETS = 2
 WARM_ROWS = 1_000
 
@@ -77,68 +74,14 @@ WARM_ROWS = 1_000
 # --- moto ---------------------------------------------------------------------------------------
 
 
-@dataclass
-class Moto:
-    """moto's S3 server in its own process; buckets are made and emptied with boto3."""
-
-    endpoint: str
-    process: subprocess.Popen[bytes]
+class Moto(S3Server):
+    """moto's S3 server in its own process (the tests' starter), with what the bench adds:
+    bucket sizes, dropping a run's bucket, and the server's peak memory."""
 
     @staticmethod
     def start() -> Moto:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "MOTO_ALLOW_NONEXISTENT_REGION": "true"},
-        )
-        endpoint = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 60
-        while True:
-            try:
-                urllib.request.urlopen(endpoint + "/moto-api/", timeout=1).close()
-                return Moto(endpoint, process)
-            except OSError:
-                if process.poll() is not None or time.time() > deadline:
-                    process.kill()
-                    raise RuntimeError("moto server did not start") from None
-                time.sleep(0.1)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-    def client(self) -> Any:
-        import boto3
-
-        return boto3.client(
-            "s3",
-            endpoint_url=self.endpoint,
-            aws_access_key_id=ACCESS_KEY,
-            aws_secret_access_key=SECRET_KEY,
-            region_name=REGION,
-        )
-
-    def options(self) -> dict[str, str]:
-        return {
-            "s3.endpoint": self.endpoint,
-            "s3.access-key": ACCESS_KEY,
-            "s3.secret-key": SECRET_KEY,
-            "s3.path.style.access": "true",
-            "s3.endpoint.region": REGION,
-        }
-
-    def new_bucket(self) -> str:
-        name = f"bench-{uuid.uuid4().hex[:12]}"
-        self.client().create_bucket(Bucket=name)
-        return name
+        server = S3Server.start()
+        return Moto(server.endpoint, server.process)
 
     def parquet_bytes(self, bucket: str, prefix: str) -> int:
         pages = (
