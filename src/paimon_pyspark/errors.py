@@ -121,3 +121,36 @@ class CommitOutcomeUnknownError(CommitError):
     """The commit's publish request was sent but its outcome could not be learnt: the snapshot
     may or may not be in. Retrying the same commit (same commit user and identifier) is safe:
     an identifier that is already committed is skipped."""
+
+
+class IdentifierError(CatalogError):
+    """A database or table name that Java's catalog refuses, or that would name a path outside
+    the warehouse (a separator, ``..``, an absolute path, a name too long for the filesystem);
+    the message names the name."""
+
+
+class InvalidCommitMessageError(CommitError):
+    """A commit message from outside (deserialized bytes, or objects a user passes in) names a
+    file that is not a bare file name of the table, or an external path outside the table's
+    configured ``data-file.external-paths``; nothing is committed and nothing is deleted."""
+
+
+class InvalidArgumentError(PaimonError, TypeError):
+    """An argument of a public call has the wrong type or value (``write_arrow(None)``, a
+    negative limit, ...); the message names the call, the argument and what it got."""
+
+
+class StoreError(PaimonError, OSError):
+    """The store (the operating system or an object store) refused an operation for one of its
+    limits: a name too long, no space left, no permission. Carries the ``errno`` and names the
+    path."""
+
+
+def describe(value: object) -> str:
+    """What a call got, for an :class:`InvalidArgumentError` message: the type, and a short
+    repr for built-in values (a DataFrame's repr is a whole table)."""
+    kind = type(value)
+    if kind.__module__ != "builtins":
+        return f"{kind.__module__}.{kind.__qualname__}"
+    text = " ".join(repr(value).split())
+    return f"{kind.__name__} {text[:60] + '...' if len(text) > 60 else text}"

@@ -2,7 +2,8 @@
 
 Mirrors org.apache.paimon.catalog.FileSystemCatalog. A table exists when its ``schema/``
 directory holds a schema file; creating one publishes ``schema-0`` with create-if-absent, so two
-concurrent creators cannot both win.
+concurrent creators cannot both win. Every name goes through catalog/identifiers.py, and every
+directory the catalog creates, opens or deletes is checked to lie inside the warehouse.
 """
 
 from __future__ import annotations
@@ -12,31 +13,27 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from paimon_pyspark.catalog.identifiers import (
+    DB_SUFFIX,
+    check_database_name,
+    check_inside,
+    is_valid_database_name,
+    is_valid_table_name,
+    parse_identifier,
+)
 from paimon_pyspark.errors import (
     CatalogError,
     DatabaseAlreadyExistError,
     DatabaseNotExistError,
+    InvalidArgumentError,
     TableAlreadyExistError,
     TableNotExistError,
+    describe,
 )
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.schema import Schema
 from paimon_pyspark.store.managers import SchemaManager
 from paimon_pyspark.table.file_store_table import FileStoreTable
-
-DB_SUFFIX = ".db"
-SYSTEM_DATABASE = "sys"
-
-
-def parse_identifier(identifier: str | tuple[str, str]) -> tuple[str, str]:
-    if isinstance(identifier, tuple):
-        return identifier
-    parts = identifier.split(".")
-    if len(parts) != 2 or not all(parts):
-        raise CatalogError(
-            f"Table identifier '{identifier}' must be '<database>.<table>', e.g. 'default.orders'."
-        )
-    return parts[0], parts[1]
 
 
 class FileSystemCatalog:
@@ -47,26 +44,36 @@ class FileSystemCatalog:
         self.file_io, self.warehouse = FileIO.for_uri(warehouse, self.options)
 
     def database_path(self, database: str) -> str:
-        return os.path.join(self.warehouse, database + DB_SUFFIX)
+        """The directory of ``database``; IdentifierError for a name Java's catalog refuses or
+        one that would lead outside the warehouse."""
+        path = os.path.join(self.warehouse, check_database_name(database) + DB_SUFFIX)
+        return check_inside(self.warehouse, path, f"Database '{database}'")
 
     def table_path(self, identifier: str | tuple[str, str]) -> str:
+        return self._locate(identifier)[2]
+
+    def _locate(self, identifier: str | tuple[str, str]) -> tuple[str, str, str]:
+        """(database, table, table directory) of an identifier, its names checked and its
+        directory inside the warehouse."""
         db, name = parse_identifier(identifier)
-        return os.path.join(self.database_path(db), name)
+        path = os.path.join(self.database_path(db), name)
+        return db, name, check_inside(self.warehouse, path, f"Table '{db}.{name}'")
 
     # --- databases ---------------------------------------------------------------------------
 
     def list_databases(self) -> list[str]:
+        """Databases under the warehouse; a directory whose name the catalog would refuse
+        (made by hand, or by a Java catalog that let it through) is left out, so every name
+        listed can be opened."""
         return sorted(
-            d[: -len(DB_SUFFIX)]
+            name
             for d in self.file_io.list_dirs(self.warehouse)
-            if d.endswith(DB_SUFFIX)
+            if d.endswith(DB_SUFFIX) and is_valid_database_name(name := d[: -len(DB_SUFFIX)])
         )
 
     def create_database(
         self, name: str, ignore_if_exists: bool = False, properties: Mapping[str, str] | None = None
     ) -> None:
-        if name == SYSTEM_DATABASE:
-            raise CatalogError(f"Database name '{name}' is reserved for system tables.")
         path = self.database_path(name)
         if self.file_io.exists(path):
             if ignore_if_exists:
@@ -75,9 +82,10 @@ class FileSystemCatalog:
         self.file_io.create_directory(path)
 
     def get_database(self, name: str) -> dict[str, Any]:
-        if not self.file_io.exists(self.database_path(name)):
+        path = self.database_path(name)
+        if not self.file_io.exists(path):
             raise DatabaseNotExistError(name)
-        return {"name": name, "location": self.database_path(name)}
+        return {"name": name, "location": path}
 
     def drop_database(
         self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False
@@ -94,25 +102,32 @@ class FileSystemCatalog:
     # --- tables ------------------------------------------------------------------------------
 
     def list_tables(self, database: str) -> list[str]:
+        """Tables of ``database``: directories holding a schema file, under names the catalog
+        accepts (as :meth:`list_databases`)."""
         path = self.database_path(database)
         if not self.file_io.exists(path):
             raise DatabaseNotExistError(database)
         return sorted(
             t
             for t in self.file_io.list_dirs(path)
-            if SchemaManager(self.file_io, os.path.join(path, t)).list_ids()
+            if is_valid_table_name(t)
+            and SchemaManager(self.file_io, os.path.join(path, t)).list_ids()
         )
 
     def create_table(
         self, identifier: str | tuple[str, str], schema: Schema, ignore_if_exists: bool = False
     ) -> None:
-        db, name = parse_identifier(identifier)
+        db, name, path = self._locate(identifier)
         full = f"{db}.{name}"
+        if not isinstance(schema, Schema):
+            raise InvalidArgumentError(
+                f"create_table('{full}'): schema must be a paimon_pyspark Schema (see "
+                f"Schema.from_pyarrow_schema), got {describe(schema)}."
+            )
         if not self.file_io.exists(self.database_path(db)):
             raise DatabaseNotExistError(db)
         if "path" in schema.options:
             raise CatalogError(f"Table '{full}': the 'path' option cannot be set by the user.")
-        path = self.table_path((db, name))
         manager = SchemaManager(self.file_io, path)
         table_schema = schema.to_table_schema(0, int(time.time() * 1000), full)
         if manager.list_ids() or not manager.commit_new(table_schema):
@@ -121,9 +136,8 @@ class FileSystemCatalog:
             raise TableAlreadyExistError(full)
 
     def get_table(self, identifier: str | tuple[str, str]) -> FileStoreTable:
-        db, name = parse_identifier(identifier)
+        db, name, path = self._locate(identifier)
         full = f"{db}.{name}"
-        path = self.table_path((db, name))
         schema = SchemaManager(self.file_io, path).latest()
         if schema is None:
             if not self.file_io.exists(self.database_path(db)):
@@ -134,8 +148,7 @@ class FileSystemCatalog:
     def drop_table(
         self, identifier: str | tuple[str, str], ignore_if_not_exists: bool = False
     ) -> None:
-        db, name = parse_identifier(identifier)
-        path = self.table_path((db, name))
+        db, name, path = self._locate(identifier)
         if not SchemaManager(self.file_io, path).list_ids():
             if ignore_if_not_exists:
                 return
@@ -148,9 +161,19 @@ class CatalogFactory:
 
     @staticmethod
     def create(options: Mapping[str, str]) -> FileSystemCatalog:
+        if not isinstance(options, Mapping):
+            raise InvalidArgumentError(
+                "CatalogFactory.create(options) takes a mapping of catalog options, got "
+                f"{describe(options)}."
+            )
         warehouse = options.get("warehouse")
         if not warehouse:
             raise CatalogError("Catalog option 'warehouse' is required.")
+        if not isinstance(warehouse, str):
+            raise InvalidArgumentError(
+                "CatalogFactory.create(options): option 'warehouse' is a path or URI string, "
+                f"got {describe(warehouse)}."
+            )
         metastore = options.get("metastore", "filesystem")
         if metastore != "filesystem":
             raise CatalogError(

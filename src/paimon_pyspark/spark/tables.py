@@ -13,7 +13,8 @@ from typing import Any
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory, parse_identifier
+from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
+from paimon_pyspark.catalog.identifiers import parse_identifier
 from paimon_pyspark.commit.overwrite import Overwrite
 from paimon_pyspark.errors import (
     CatalogError,

@@ -1,0 +1,139 @@
+"""Database and table names, checked once for every catalog call.
+
+A name becomes one path component under the warehouse (``<database>.db/<table>``), so a name
+is refused with IdentifierError when Java's catalog refuses it, or when it could name another
+place: Java's filesystem catalog (1.4.2) builds ``new Path(warehouse, name + ".db")`` without
+looking and lets ``../x``, ``/abs`` or ``.`` escape, which we do not copy.
+
+Java's rules kept here: ``sys`` is the system database (nothing is created or dropped in it;
+its global system tables are not provided here), ``$`` in a table name marks a system table
+(``t$snapshots``) or a branch (``t$branch_b``), neither of which this package serves, an empty
+table name is invalid, and a name with ``:`` cannot become a Hadoop path. Names are
+case-sensitive, as in Java's filesystem catalog (``case-sensitive`` defaults to true there).
+
+Ours on top: no ``/`` or ``\\``, not ``.`` or ``..``, no control characters, not empty or
+blank, encodable as UTF-8, and at most 255 bytes as a path component (``.db`` included).
+
+:func:`check_inside` is the second guard: whatever the names, every path the catalog creates
+or deletes must lie strictly under the warehouse.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import unicodedata
+
+from paimon_pyspark.errors import IdentifierError
+
+DB_SUFFIX = ".db"
+SYSTEM_DATABASE = "sys"
+SYSTEM_TABLE_SPLITTER = "$"
+MAX_COMPONENT_BYTES = 255
+"""NAME_MAX of Linux and macOS filesystems, and what most object stores allow per segment."""
+
+
+def _problem(name: object, suffix: str) -> str | None:
+    """Why ``name`` cannot be one path component (with ``suffix`` appended), or None."""
+    if not isinstance(name, str):
+        return f"must be a string, not {type(name).__name__}"
+    if not name.strip():
+        return "is empty"
+    if name in (".", ".."):
+        return "would name a directory other than its own"
+    if "/" in name or "\\" in name:
+        return "contains a path separator ('/' or '\\')"
+    if any(unicodedata.category(c) == "Cc" for c in name):
+        return "contains a control character"
+    if ":" in name:
+        return "contains ':', which Java's catalog cannot turn into a path"
+    try:
+        size = len((name + suffix).encode("utf-8"))
+    except UnicodeEncodeError:
+        return "is not valid Unicode (it cannot be encoded as UTF-8)"
+    if size > MAX_COMPONENT_BYTES:
+        extra = f" with '{suffix}'" if suffix else ""
+        return (
+            f"is {size} bytes in UTF-8{extra}; a directory name is at most "
+            f"{MAX_COMPONENT_BYTES} bytes"
+        )
+    return None
+
+
+def check_database_name(name: object) -> str:
+    """``name`` if it may name a database directory, else IdentifierError naming it."""
+    problem = _problem(name, DB_SUFFIX)
+    if problem:
+        raise IdentifierError(f"Database name {name!r} {problem}.")
+    assert isinstance(name, str)
+    if name == SYSTEM_DATABASE:
+        raise IdentifierError(
+            f"Database name '{name}' is Java Paimon's system database: nothing can be created "
+            "or dropped in it, and paimon_pyspark does not provide its system tables."
+        )
+    return name
+
+
+def check_table_name(database: str, name: object) -> str:
+    """``name`` if it may name a table directory in ``database``, else IdentifierError."""
+    problem = _problem(name, "")
+    if problem:
+        raise IdentifierError(f"Table name {name!r} in database '{database}' {problem}.")
+    assert isinstance(name, str)
+    if SYSTEM_TABLE_SPLITTER in name:
+        raise IdentifierError(
+            f"Table name '{database}.{name}': '$' marks a system table (t$snapshots) or a "
+            "branch (t$branch_b) in Java Paimon; paimon_pyspark supports neither, and no table "
+            "can be created with '$' in its name."
+        )
+    return name
+
+
+def is_valid_database_name(name: str) -> bool:
+    return _problem(name, DB_SUFFIX) is None and name != SYSTEM_DATABASE
+
+
+def is_valid_table_name(name: str) -> bool:
+    return _problem(name, "") is None and SYSTEM_TABLE_SPLITTER not in name
+
+
+def parse_identifier(identifier: object) -> tuple[str, str]:
+    """``(database, table)`` of ``'db.table'`` or of a ``(database, table)`` tuple, both names
+    checked. A string splits at its first ``.``, as Java's ``Identifier.fromString``: the
+    table ``d.e`` of database ``db`` is ``'db.d.e'``."""
+    if isinstance(identifier, tuple):
+        if len(identifier) != 2:
+            raise IdentifierError(
+                f"Table identifier {identifier!r} must be a (database, table) pair."
+            )
+        db, name = identifier
+    elif isinstance(identifier, str):
+        db, sep, name = identifier.partition(".")
+        if not sep:
+            raise IdentifierError(
+                f"Table identifier {identifier!r} must be '<database>.<table>', "
+                "e.g. 'default.orders'."
+            )
+    else:
+        raise IdentifierError(
+            f"Table identifier {identifier!r} must be a string '<database>.<table>' or a "
+            f"(database, table) tuple, not {type(identifier).__name__}."
+        )
+    db = check_database_name(db)
+    return db, check_table_name(db, name)
+
+
+def check_inside(warehouse: str, path: str, describe: str) -> str:
+    """``path`` if it lies strictly under ``warehouse`` once both are normalized, else
+    IdentifierError naming ``describe`` (what the path is for).
+
+    Paths are the scheme-less strings of fs/ (``/abs/dir`` locally, ``bucket/key`` on an
+    object store), so one lexical, ``/``-separated comparison serves every store.
+    """
+    root = posixpath.normpath(warehouse)
+    target = posixpath.normpath(path)
+    prefix = root if root.endswith("/") else root + "/"
+    if target == root or not target.startswith(prefix):
+        raise IdentifierError(
+            f"{describe}: its path '{path}' is not inside the warehouse '{warehouse}'."
+        )
+    return path
