@@ -15,6 +15,12 @@ Mirrors org.apache.paimon.operation.SnapshotDeletion and its base FileDeletionBa
 
 A manifest that cannot be read cancels the data-file deletion of that snapshot, as in Java:
 leaving a file behind is an orphan, deleting a live one is corruption.
+
+Names on disk are not trusted (another engine's manifests, a tampered file): every deletion goes
+through :meth:`SnapshotDeletion.delete_file`, which deletes only bare file names of the table's
+directories and paths inside the table (store/path_checks.py). Anything else is skipped with a
+warning naming it, never raised: an exception would stop expiry half-way, and a skipped file is
+at worst an orphan.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.store.index_io import IndexFileHandler
+from paimon_pyspark.store.path_checks import is_table_path, name_problem
 from paimon_pyspark.store.paths import bucket_dir
 
 if TYPE_CHECKING:
@@ -105,8 +112,14 @@ class SnapshotDeletion:
             path = self.data_file_path(e)
             if path in added:
                 continue
+            if not e.file.external_path and not self.bare(e.file.file_name, "data file"):
+                continue  # its extra files are named relative to it: they stay too
             parent = os.path.dirname(path)
-            extras = [os.path.join(parent, x) for x in e.file.extra_files]
+            extras = [
+                os.path.join(parent, x)
+                for x in e.file.extra_files
+                if self.bare(x, f"extra file of data file {e.file.file_name!r}")
+            ]
             out[path] = DataFileCandidate(e.file.file_name, path, extras, e.partition, e.bucket)
         return list(out.values())
 
@@ -129,11 +142,37 @@ class SnapshotDeletion:
 
     # --- deleting ----------------------------------------------------------------------------
 
+    def bare(self, name: str, what: str) -> bool:
+        """Whether ``name`` is a bare file name; if not, logs that it is skipped."""
+        problem = name_problem(name)
+        if problem is not None:
+            LOG.warning(
+                "Table '%s': expiration skips %s %r, which is %s.",
+                self.store.name,
+                what,
+                name,
+                problem,
+            )
+        return problem is None
+
+    def delete_file(self, path: str) -> None:
+        """Delete ``path`` if it is inside the table (or one of its external roots); anything
+        else is skipped with a warning naming it."""
+        if not is_table_path(self.store, path):
+            LOG.warning(
+                "Table '%s': expiration skips %r, which is outside the table directory %s.",
+                self.store.name,
+                path,
+                self.store.path,
+            )
+            return
+        self.store.file_io.delete_quietly(path)
+
     def delete_data_files(self, files: Iterable[DataFileCandidate]) -> int:
         n = 0
         for f in files:
             for path in [f.path, *f.extra_paths]:
-                self.store.file_io.delete_quietly(path)
+                self.delete_file(path)
             self.deleted_buckets.add((f.partition, f.bucket))
             n += 1
         return n
@@ -147,8 +186,10 @@ class SnapshotDeletion:
             except (CorruptTableError, OSError):
                 continue
             for e in entries:
-                if e.kind == mf.KIND_ADD:
-                    self.store.file_io.delete_quietly(self.data_file_path(e))
+                if e.kind == mf.KIND_ADD and (
+                    e.file.external_path or self.bare(e.file.file_name, "changelog file")
+                ):
+                    self.delete_file(self.data_file_path(e))
                     self.deleted_buckets.add((e.partition, e.bucket))
 
     def clean_empty_directories(self) -> None:
@@ -205,19 +246,24 @@ class SnapshotDeletion:
             self._clean_manifest_list(snapshot.changelog_manifest_list, skip)
         self._clean_index_manifest(snapshot.index_manifest, skip)
         if snapshot.statistics and snapshot.statistics not in skip:
-            self.store.file_io.delete_quietly(
-                os.path.join(self.store.path, "statistics", snapshot.statistics)
+            self._delete_in(
+                os.path.join(self.store.path, "statistics"), snapshot.statistics, "statistics"
             )
+
+    def _delete_in(self, directory: str, name: str, what: str) -> None:
+        """Delete the file ``name`` of ``directory`` if it is a bare name (else warn)."""
+        if self.bare(name, what):
+            self.delete_file(os.path.join(directory, name))
 
     def _clean_manifest_list(self, list_name: str, skip: set[str]) -> None:
         mio = self.store.manifest_io
         metas = self.try_read_manifest_list(list_name)
         for meta in metas or []:
             if meta.file_name not in skip:
-                mio.delete_quietly([meta.file_name])
+                self._delete_in(mio.manifest_dir, meta.file_name, "manifest")
                 skip.add(meta.file_name)  # another expired snapshot need not try again
         if list_name not in skip:
-            mio.delete_quietly([list_name])
+            self._delete_in(mio.manifest_dir, list_name, "manifest list")
 
     def _clean_index_manifest(self, name: str | None, skip: set[str]) -> None:
         if not name:
@@ -227,6 +273,13 @@ class SnapshotDeletion:
             entries = handler.read_manifest(name)
         except (CorruptTableError, OSError):
             return  # deleted by an earlier expired snapshot sharing it
-        handler.delete_quietly(e.index_file for e in entries if e.index_file.file_name not in skip)
+        for e in entries:
+            index_file = e.index_file
+            if index_file.file_name in skip:
+                continue
+            if index_file.external_path:
+                self.delete_file(index_file.external_path)
+            else:
+                self._delete_in(handler.index_dir, index_file.file_name, "index file")
         if name not in skip:
-            self.store.file_io.delete_quietly(os.path.join(handler.manifest_dir, name))
+            self._delete_in(handler.manifest_dir, name, "index manifest")

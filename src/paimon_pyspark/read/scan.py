@@ -27,6 +27,7 @@ from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.store.manifest_io import merge_entries
+from paimon_pyspark.store.path_checks import name_problem
 from paimon_pyspark.store.paths import bucket_dir
 from paimon_pyspark.store.postpone import order_postpone_files
 from paimon_pyspark.types.data_types import DataType
@@ -124,6 +125,12 @@ class TableScan:
         for e in merged:
             if e.kind != 0:
                 continue
+            problem = name_problem(e.file.file_name)
+            if problem is not None:
+                raise CorruptTableError(
+                    f"Table '{self.store.name}': snapshot {snapshot.id} lists data file "
+                    f"{e.file.file_name!r}, which is {problem}; it is not read."
+                )
             if e.bucket == POSTPONE_BUCKET:  # invisible until compacted (onlyReadRealBuckets)
                 if self.scan_all_files and self._keep_partition(e.partition):
                     out.append(e)

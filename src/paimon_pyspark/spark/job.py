@@ -30,7 +30,9 @@ writer of Java Paimon does (Java's ``remove_orphan_files`` procedure finds such 
 Staging records and task results are versioned bytes (spec/versioned_record.py: a header, then
 CommitMessageSerializer's Java-compatible bytes), never pickles: the driver reads every file in
 the staging directory, and a file there that does not decode is refused with CorruptRecordError,
-reported in the log, and removed; nothing in it runs.
+reported in the log, and removed; nothing in it runs. A record that decodes but names a file
+that is not the table's (store/path_checks.py) is refused the same way: none of its files is
+deleted.
 
 An overwriting job carries the Overwrite its driver planned (``overwrite``): tasks write as an
 overwrite does (ignoring the table's files) and the driver commits it, even with no rows.
@@ -52,7 +54,12 @@ from pyspark import TaskContext
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
 from paimon_pyspark.commit.overwrite import Overwrite
 from paimon_pyspark.compact.plan import plan_compaction, run_task, written_only
-from paimon_pyspark.errors import CommitOutcomeUnknownError, CorruptRecordError, PaimonError
+from paimon_pyspark.errors import (
+    CommitOutcomeUnknownError,
+    CorruptRecordError,
+    InvalidCommitMessageError,
+    PaimonError,
+)
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.mergetree.compaction import lookup_compaction_supported
 from paimon_pyspark.spec.commit_message import CommitMessage
@@ -358,11 +365,9 @@ class WriteJob:
             path = os.path.join(directory, name)
             if name not in keep:
                 try:
-                    stale = read_staging_record(io, path)
-                except CorruptRecordError as e:
-                    LOG.warning("Job %s refused a staging file: %s", self.commit_user, e)
-                else:
-                    commit.abort(stale)
+                    commit.abort(read_staging_record(io, path))
+                except (CorruptRecordError, InvalidCommitMessageError) as e:
+                    LOG.warning("Job %s refused staging file %s: %s", self.commit_user, path, e)
             io.delete_quietly(path)
         io.delete_dir(directory)
         self._drop_ended_jobs(table)

@@ -12,6 +12,10 @@ After every commit the table's snapshots are expired by its options, as TableCom
 ``snapshot.expire.execution-mode`` says, and so do we for every commit. Java lets an expiry
 error escape from a batch commit that already succeeded; we log it and return the new
 snapshots, so a caller never retries a commit that is in the table.
+
+Messages come from outside (another process's bytes, a user's objects), so every call that
+takes them (``commit``, ``filter_and_commit``, ``abort``) first checks that they name only the
+table's own files (store/path_checks.py) and refuses the whole call otherwise.
 """
 
 from __future__ import annotations
@@ -23,11 +27,18 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
 
 from paimon_pyspark.commit.file_store_commit import FileStoreCommit, new_store_commit
-from paimon_pyspark.errors import CommitConflictError, CommitError, UnsafeStoreError
+from paimon_pyspark.errors import (
+    CommitConflictError,
+    CommitError,
+    InvalidArgumentError,
+    UnsafeStoreError,
+    describe,
+)
 from paimon_pyspark.maintenance.expire import ExpireSnapshots
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, ManifestCommittable
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_pyspark.store.path_checks import check_commit_messages
 from paimon_pyspark.store.paths import bucket_dir
 
 if TYPE_CHECKING:
@@ -80,7 +91,9 @@ class TableCommit:
         a driver that retries after a crash cannot commit the same files twice.
 
         From an overwriting builder (``overwrite()``), the commit replaces partitions, even
-        with no messages at all (a static overwrite then empties its partition).
+        with no messages at all (a static overwrite then empties its partition). A message
+        naming anything but the table's own files raises InvalidCommitMessageError and nothing
+        is committed.
         """
         if self._committed and commit_identifier is None:
             raise CommitError(
@@ -183,6 +196,8 @@ class TableCommit:
         how many were committed. Every message is checked before anything is committed, and,
         as in Java, appends are checked for conflicts like compactions (``checkAppendFiles``).
         """
+        for messages in messages_by_identifier.values():
+            self._check_messages(messages)
         pending = self.filter_committed(list(messages_by_identifier))
         if self.overwrite is not None and len(pending) > 1:
             raise CommitError(
@@ -190,7 +205,6 @@ class TableCommit:
                 f"{len(pending)} pending identifiers."
             )
         for identifier in pending:
-            self._check_messages(messages_by_identifier[identifier])
             self._check_files_exist(messages_by_identifier[identifier])
         store_commit = self._store_commit()
         ids: list[int] = []
@@ -223,7 +237,11 @@ class TableCommit:
 
         A compact_after file named in compact_before was upgraded (same file, new level): it
         is a live file of the table and stays (Java's FileStoreCommitImpl.abort deletes it too).
+        If any message names anything but the table's own files, the whole call is refused with
+        InvalidCommitMessageError before the first deletion: none of the messages' files is
+        deleted, not even the valid ones, since one forged message casts doubt on the rest.
         """
+        self._check_messages(commit_messages)
         for m in commit_messages:
             inputs = {f.file_name for f in m.compact_increment.compact_before}
             after = [f for f in m.compact_increment.compact_after if f.file_name not in inputs]
@@ -248,12 +266,12 @@ class TableCommit:
         return new_store_commit(self.store, self.commit_user)
 
     def _check_messages(self, messages: Sequence[CommitMessage]) -> None:
-        for m in messages:
-            if not isinstance(m, CommitMessage):
-                raise CommitError(
-                    f"Table '{self.store.name}': commit() takes CommitMessage objects from "
-                    f"prepare_commit(), got {type(m).__name__}."
-                )
+        if not isinstance(messages, list | tuple):
+            raise InvalidArgumentError(
+                f"Table '{self.store.name}': commit messages must be a list of the "
+                f"CommitMessages prepare_commit() returned, got {describe(messages)}."
+            )
+        check_commit_messages(self.store, messages)
 
     def _check_files_exist(self, messages: Sequence[CommitMessage]) -> None:
         """Every file the messages add is there (checked in parallel: one request each on an
