@@ -513,3 +513,145 @@ def _canonical_array(arr: pa.Array) -> list[Any]:
     ):
         return arr.to_pylist()
     raise TypeError(f"no canonical encoding for Arrow type {t}")
+
+
+# -- H3 float keys: raw IEEE bits of FLOAT/DOUBLE values, and reads split by bucket -------------
+
+
+def float_bits(value: float, type_root: str = "DOUBLE") -> dict[str, str]:
+    """A FLOAT/DOUBLE wire value given by its raw IEEE bits (keeps NaN payloads and -0.0)."""
+    import struct
+
+    if type_root == "FLOAT":
+        return {"bits": format(struct.unpack("<I", struct.pack("<f", value))[0], "x")}
+    return {"bits": format(struct.unpack("<Q", struct.pack("<d", value))[0], "x")}
+
+
+def write_rows_float_bits(
+    oracle: JavaOracle,
+    warehouse: str | os.PathLike[str],
+    db: str,
+    table: str,
+    rows: Iterable[Sequence[Any]],
+) -> int:
+    """One Java batch write + commit of a fixed-bucket table, where FLOAT/DOUBLE values may be
+    ``{"bits": hex}`` (see :func:`float_bits`); other values as for ``write_rows``. Returns the
+    latest snapshot id afterwards."""
+    payload = json.dumps([[v if isinstance(v, dict) else to_wire(v) for v in r] for r in rows])
+    return int(oracle._java.writeRowsFloatBits(_wh(warehouse), db, table, payload))
+
+
+def buckets_float_bits(
+    oracle: JavaOracle,
+    key_types: Sequence[TypeJson],
+    rows: Iterable[Sequence[Any]],
+    nums: Iterable[int],
+) -> JavaBuckets:
+    """``JavaOracle.buckets`` with FLOAT/DOUBLE values allowed as ``{"bits": hex}``."""
+    out = json.loads(
+        oracle._java.bucketsFloatBits(
+            json.dumps(list(key_types)),
+            json.dumps([[v if isinstance(v, dict) else to_wire(v) for v in r] for r in rows]),
+            json.dumps(list(nums)),
+        )
+    )
+    return JavaBuckets(out["hashes"], {int(n): b for n, b in out["buckets"].items()})
+
+
+class JavaSplitRead(NamedTuple):
+    """One split of Java's read: its bucket, files (name, level, rows), rows in canonical
+    encoding, and per row the raw bits (hex, or None) of each FLOAT/DOUBLE field."""
+
+    partition: list[Any]
+    bucket: int
+    files: list[tuple[str, int, int]]
+    rows: list[list[Any]]
+    bits: list[list[str | None]]
+
+
+def read_table_by_bucket(
+    oracle: JavaOracle, warehouse: str | os.PathLike[str], db: str, table: str
+) -> list[JavaSplitRead]:
+    """The latest snapshot as Java reads it, one entry per split (one bucket each)."""
+    out = json.loads(oracle._java.readTableByBucket(_wh(warehouse), db, table))
+    types = out["types"]
+    return [
+        JavaSplitRead(
+            s["partition"],
+            int(s["bucket"]),
+            [(str(n), int(level), int(c)) for n, level, c in s["files"]],
+            [[_from_wire(v, t) for v, t in zip(r, types, strict=True)] for r in s["rows"]],
+            s["bits"],
+        )
+        for s in out["splits"]
+    ]
+
+
+# -- H5 orphan files: Java's LocalOrphanFilesClean, and writing and reading a branch -------------
+
+
+class JavaOrphanFiles(NamedTuple):
+    """What Java's orphan-file cleanup deleted (or would delete): its result row and paths
+    (scheme-less, so they compare with ours on local disk)."""
+
+    count: int
+    bytes: int
+    paths: list[str]
+
+
+def remove_orphan_files(
+    oracle: JavaOracle,
+    warehouse: str | os.PathLike[str],
+    db: str,
+    table: str,
+    older_than_ms: int,
+    *,
+    dry_run: bool,
+) -> JavaOrphanFiles:
+    """Java's ``LocalOrphanFilesClean(table, older_than_ms, dry_run).clean()``."""
+    out = json.loads(
+        oracle._java.removeOrphanFiles(_wh(warehouse), db, table, older_than_ms, dry_run)
+    )
+    paths = [p.removeprefix("file:") for p in out["paths"]]
+    return JavaOrphanFiles(int(out["count"]), int(out["bytes"]), sorted(paths))
+
+
+def remove_database_orphan_files(
+    oracle: JavaOracle,
+    warehouse: str | os.PathLike[str],
+    db: str,
+    older_than_ms: int,
+    *,
+    dry_run: bool,
+) -> tuple[int, int]:
+    """Java's ``executeDatabaseOrphanFiles`` over every table of ``db``: (count, bytes)."""
+    out = json.loads(
+        oracle._java.removeDatabaseOrphanFiles(_wh(warehouse), db, older_than_ms, dry_run)
+    )
+    return int(out["count"]), int(out["bytes"])
+
+
+def write_rows_to_new_branch(
+    oracle: JavaOracle,
+    warehouse: str | os.PathLike[str],
+    db: str,
+    table: str,
+    branch: str,
+    tag: str,
+    rows: Iterable[Sequence[Any]],
+) -> int:
+    """Java creates ``branch`` from ``tag`` and commits ``rows`` to it; the branch's latest id."""
+    payload = json.dumps([to_wire(list(r)) for r in rows])
+    return int(oracle._java.writeRowsToNewBranch(_wh(warehouse), db, table, branch, tag, payload))
+
+
+def read_branch(
+    oracle: JavaOracle, warehouse: str | os.PathLike[str], db: str, table: str, branch: str
+) -> list[list[Any]]:
+    """The rows of ``branch``'s latest snapshot as Java reads them, in canonical encoding."""
+    types = oracle.read_table(warehouse, db, table).types
+    raw = json.loads(oracle._java.readBranch(_wh(warehouse), db, table, branch))
+    return [[_from_wire(v, t) for v, t in zip(r, types, strict=True)] for r in raw]
+
+
+# -- end H5 orphan files ------------------------------------------------------------------------

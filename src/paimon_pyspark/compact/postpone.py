@@ -197,12 +197,12 @@ def compact_postpone_bucket(
     records = records.append_column(SEQUENCE_NUMBER, seq)
     if task.full and not task.files:
         # nothing older in the bucket: merge straight to the top level, retractions dropped
-        merged = merge(records, keys, settings, drop_delete=True)
+        merged = merge(records, keys, settings, drop_delete=True, buffer=True)
         top = table.options.num_levels - 1
         after = write_sorted_run(table, values, task.bucket, merged, top, FILE_SOURCE_COMPACT)
         return task.message([], after)
     # as Java's bucket writer: flush the records as a level-0 run, then compact the bucket
-    merged = merge(records, keys, settings, drop_delete=False)
+    merged = merge(records, keys, settings, drop_delete=False, buffer=True)
     new = write_sorted_run(table, values, task.bucket, merged, 0, FILE_SOURCE_APPEND)
     rounds = 2 if task.full else 1
     try:

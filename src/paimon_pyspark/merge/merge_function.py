@@ -43,7 +43,13 @@ import pyarrow.compute as pc
 
 from paimon_pyspark import options as opts
 from paimon_pyspark.errors import OptionError, UnsupportedOptionError
-from paimon_pyspark.merge import aggregation, deduplicate, first_row, partial_update
+from paimon_pyspark.merge import (
+    aggregation,
+    deduplicate,
+    first_row,
+    float_keys,
+    partial_update,
+)
 from paimon_pyspark.merge.groups import Groups, SortedRecords
 from paimon_pyspark.spec.key_value import RETRACTS, SEQUENCE_NUMBER, VALUE_KIND
 from paimon_pyspark.types.data_types import DataField
@@ -268,7 +274,8 @@ def sort_order(records: pa.Table, key_names: Sequence[str], settings: MergeSetti
     """Row indexes of ``records`` ordered by key, then user sequence fields, then
     ``_SEQUENCE_NUMBER`` (oldest first), then retractions before additions (Java's
     SortMergeReader comparator). Java orders null sequence fields first when ascending and last
-    when descending; keys and system fields are NOT NULL."""
+    when descending; keys and system fields are NOT NULL. Float keys sort by Java's normalized
+    key (``float_keys``): NaN last, -0.0 before +0.0."""
     seq_order = "ascending" if settings.sequence_ascending else "descending"
     nulls = "at_start" if settings.sequence_ascending else "at_end"
     order = [(k, "ascending", "at_end") for k in key_names]
@@ -282,6 +289,13 @@ def sort_order(records: pa.Table, key_names: Sequence[str], settings: MergeSetti
         return fast
     names = list(dict.fromkeys([*key_names, *settings.sequence_fields, SEQUENCE_NUMBER]))
     keys = records.select(names).append_column(tmp, is_add)
+    for i, name in enumerate(names):
+        if name in key_names and float_keys.is_float(keys.schema.field(i).type):
+            keys = keys.set_column(i, name, float_keys.sortable(keys.column(i)))
+    # Arrow reads a sort key starting with '.' or '[' as a field path: sort by position names.
+    position = {name: f"_{i}" for i, name in enumerate([*names, tmp])}
+    keys = keys.rename_columns(list(position.values()))
+    order = [(position[name], direction, at) for name, direction, at in order]
     indices = pc.sort_indices(keys, sort_keys=order)
     return np.asarray(indices.to_numpy(), dtype=np.int64)
 
@@ -315,7 +329,9 @@ def sort_records(records: pa.Table, key_names: Sequence[str], settings: MergeSet
 
 
 def group_starts(sorted_records: pa.Table, key_names: Sequence[str]) -> np.ndarray:
-    """Index of the first row of every run of equal keys in ``sorted_records``."""
+    """Index of the first row of every run of equal keys in ``sorted_records``: neighbours
+    are one key when Java's key comparator finds them equal (so float keys chain: -0.0 with
+    +0.0, and a NaN with the key before it, see ``float_keys``)."""
     n = sorted_records.num_rows
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -324,7 +340,7 @@ def group_starts(sorted_records: pa.Table, key_names: Sequence[str]) -> np.ndarr
     for k in key_names:
         col = sorted_records.column(k)
         prev, cur = col.slice(0, n - 1), col.slice(1)
-        differs = pc.fill_null(pc.not_equal(prev, cur), True)
+        differs = pc.fill_null(float_keys.differs(prev, cur), True)
         both_null = pc.and_(pc.is_null(prev), pc.is_null(cur))
         differs = pc.and_(differs, pc.invert(both_null))
         change[1:] |= differs.to_numpy(zero_copy_only=False)
@@ -339,14 +355,22 @@ def merge(
     key_names: Sequence[str],
     settings: MergeSettings,
     drop_delete: bool,
+    buffer: bool = False,
 ) -> pa.Table:
+    """``buffer``: the records are one writer's buffer (Java's SortBufferWriteBuffer), whose
+    records of one key are merged in sort order; otherwise they come from sorted runs (reads,
+    compaction), merged in sequence order as Java's SortMergeReader does. The two differ only
+    when Java's comparator joins distinct float keys (see ``float_keys``)."""
     if records.num_rows == 0:
         return records
     # Only the sort columns are reordered; each engine picks rows in merge order and takes
     # them from ``records`` once, through ``order``.
     order = sort_order(records, key_names, settings)
     sorted_keys = records.select(list(key_names)).take(pa.array(order))
-    groups = Groups(group_starts(sorted_keys, key_names), records.num_rows)
+    starts = group_starts(sorted_keys, key_names)
+    if not buffer:
+        order = _sequence_order_in_groups(records, sorted_keys, order, starts, settings)
+    groups = Groups(starts, records.num_rows)
     view = SortedRecords(records, order)
     kinds = view.kinds
     if settings.engine == DEDUPLICATE:
@@ -373,6 +397,36 @@ def merge(
         retract = pc.is_in(merged.column(VALUE_KIND), pa.array(RETRACTS, pa.int8()))
         merged = merged.filter(pc.invert(retract))
     return merged
+
+
+def _sequence_order_in_groups(
+    records: pa.Table,
+    sorted_keys: pa.Table,
+    order: np.ndarray,
+    starts: np.ndarray,
+    settings: MergeSettings,
+) -> np.ndarray:
+    """``order`` with the records of each group ordered as :func:`sort_order` orders the
+    records of one key (sequence fields, ``_SEQUENCE_NUMBER``, retractions first), for groups
+    whose float keys differ in bits (-0.0 and +0.0, a NaN and its neighbour)."""
+    n = len(order)
+    floats = [c for c in sorted_keys.columns if float_keys.is_float(c.type)]
+    if not floats or len(starts) == n:
+        return order
+    joined = np.zeros(n - 1, dtype=bool)
+    for col in floats:
+        norm = float_keys.sortable(col).to_numpy(zero_copy_only=False)
+        joined |= norm[1:] != norm[:-1]
+    inside = np.ones(n - 1, dtype=bool)
+    inside[starts[1:] - 1] = False
+    if not (joined & inside).any():
+        return order
+    group = np.repeat(np.arange(len(starts), dtype=np.int64), np.diff(np.append(starts, n)))
+    names = list(dict.fromkeys([*settings.sequence_fields, SEQUENCE_NUMBER, VALUE_KIND]))
+    taken = records.select(names).take(pa.array(order))
+    tmp = "__paimon_merge_group"
+    within = sort_order(taken.append_column(tmp, pa.array(group)), [tmp], settings)
+    return np.asarray(order[within], dtype=np.int64)
 
 
 def _agg_of(settings: MergeSettings, name: str, key_names: Sequence[str]) -> FieldAgg:

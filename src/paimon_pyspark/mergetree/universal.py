@@ -15,31 +15,56 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from paimon_pyspark.errors import CorruptTableError
+from paimon_pyspark.merge import float_keys
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.types.data_types import DataType
 
-KeyOrder = Callable[[bytes], Any]
 
-
-def key_order(key_types: Sequence[DataType]) -> KeyOrder:
-    """Order serialized key rows as Java's key comparator does: field by field, nulls first.
+class KeyOrder:
+    """Serialized key rows as sortable tuples, ordered as Java orders a bucket's records: field
+    by field, nulls first; FLOAT/DOUBLE fields by Java's normalized key (NaN last, -0.0 before
+    +0.0, see ``merge/float_keys.py``).
 
     Python compares str by code point, which is the order of their UTF-8 bytes, and bytes
     unsigned, so decoded values sort as Java's BinaryRow comparator sorts them.
     """
-    types = [t.copy(nullable=True) for t in key_types]
 
-    def order(row: bytes) -> tuple[tuple[bool, Any], ...]:
-        values = deserialize_with_arity(row, types)
-        return tuple((v is not None, v) if v is not None else (False, 0) for v in values)
+    def __init__(self, key_types: Sequence[DataType]) -> None:
+        self.types = [t.copy(nullable=True) for t in key_types]
+        self.floats = {i: t.root == "FLOAT" for i, t in enumerate(key_types) if _is_float(t)}
 
-    return order
+    def __call__(self, row: bytes) -> tuple[tuple[bool, Any], ...]:
+        values = deserialize_with_arity(row, self.types)
+        return tuple(
+            (False, 0)
+            if v is None
+            else (True, float_keys.normalized(v, self.floats[i]) if i in self.floats else v)
+            for i, v in enumerate(values)
+        )
+
+    def same(self, a: tuple[tuple[bool, Any], ...], b: tuple[tuple[bool, Any], ...]) -> bool:
+        """Java's key comparator returns 0 for the two keys (-0.0 is +0.0, a NaN is anything)."""
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if i in self.floats and x[0] and y[0]:
+                if not float_keys.same(x[1], y[1], self.floats[i]):
+                    return False
+            elif x != y:
+                return False
+        return True
+
+
+def key_order(key_types: Sequence[DataType]) -> KeyOrder:
+    return KeyOrder(key_types)
+
+
+def _is_float(t: DataType) -> bool:
+    return t.root in ("FLOAT", "DOUBLE")
 
 
 @dataclass(frozen=True)
@@ -293,7 +318,9 @@ def interval_partition(files: Sequence[DataFileMeta], order: KeyOrder) -> list[l
     section: list[DataFileMeta] = []
     bound: Any = None
     for f in ordered:
-        if section and order(f.min_key) > bound:
+        # Java cuts where its comparator puts the next file's first key after the bound;
+        # a NaN equals every key, so a file starting at NaN joins the section before it
+        if section and order(f.min_key) > bound and not order.same(order(f.min_key), bound):
             sections.append(_runs_of_section(section, order))
             section, bound = [], None
         section.append(f)

@@ -57,5 +57,5 @@ def merge_read(
     else:
         records = read_kv_records(store, bucket_path, files)
     keys = store.table_schema.trimmed_primary_keys()
-    merged = merge(records, keys, settings, drop_delete=True)
+    merged = merge(records, keys, settings, drop_delete=True, buffer=postpone)
     return merged.select([f.name for f in fields])

@@ -64,6 +64,7 @@ class KeyValueWriter(BufferedBucketWriter):
         records = self.take_buffer()
         if records is None:
             return
-        merged = merge(records, self.s.trimmed_primary_keys, self.merge_settings, drop_delete=False)
+        keys = self.s.trimmed_primary_keys
+        merged = merge(records, keys, self.merge_settings, drop_delete=False, buffer=True)
         self.files.write(merged)
         self.files.roll()

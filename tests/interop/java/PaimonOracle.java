@@ -826,4 +826,245 @@ public final class PaimonOracle {
         }
         return out;
     }
+
+    // ------------------------------------------------------------------ H3 float keys
+
+    /**
+     * Like {@link #writeRows} for fixed-bucket tables, but a FLOAT/DOUBLE value may be given as
+     * {"bits": "<hex>"} (raw IEEE bits: NaN payloads, -0.0), placed with intBitsToFloat /
+     * longBitsToDouble so BinaryRowWriter stores exactly those bits. Returns the latest
+     * snapshot id afterwards.
+     */
+    public static long writeRowsFloatBits(
+            String warehouse, String db, String name, String rowsJson) throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name);
+            RowType rowType = table.rowType();
+            BatchWriteBuilder builder = table.newBatchWriteBuilder();
+            try (BatchTableWrite write = builder.newWrite();
+                    BatchTableCommit commit = builder.newCommit()) {
+                for (JsonNode row : MAPPER.readTree(rowsJson)) {
+                    write.write(decodeFloatBits(row, rowType));
+                }
+                commit.commit(write.prepareCommit());
+            }
+            Long id = table.snapshotManager().latestSnapshotId();
+            return id == null ? -1L : id;
+        }
+    }
+
+    /**
+     * Java's BinaryRow hash and DEFAULT-function bucket per key row, FLOAT/DOUBLE values allowed
+     * as {"bits": "<hex>"}; same output as {@link #buckets}.
+     */
+    public static String bucketsFloatBits(
+            String keyTypesJson, String keyRowsJson, String numBucketsJson) throws Exception {
+        List<DataType> keyTypes = new ArrayList<>();
+        for (JsonNode type : MAPPER.readTree(keyTypesJson)) {
+            keyTypes.add(DataTypeJsonParser.parseDataType(type));
+        }
+        RowType keyType = RowType.of(keyTypes.toArray(new DataType[0]));
+        List<InternalRow> decoded = new ArrayList<>();
+        for (JsonNode row : MAPPER.readTree(keyRowsJson)) {
+            decoded.add(decodeFloatBits(row, keyType));
+        }
+        InternalRowSerializer serializer = new InternalRowSerializer(keyType);
+        BucketFunction function =
+                BucketFunction.create(
+                        org.apache.paimon.CoreOptions.BucketFunctionType.DEFAULT, keyType);
+        ObjectNode out = MAPPER.createObjectNode();
+        ArrayNode hashes = out.putArray("hashes");
+        List<BinaryRow> keys = new ArrayList<>();
+        for (InternalRow row : decoded) {
+            BinaryRow key = serializer.toBinaryRow(row).copy();
+            keys.add(key);
+            hashes.add(key.hashCode());
+        }
+        ObjectNode buckets = out.putObject("buckets");
+        for (JsonNode n : MAPPER.readTree(numBucketsJson)) {
+            ArrayNode list = buckets.putArray(Integer.toString(n.asInt()));
+            for (BinaryRow key : keys) {
+                list.add(function.bucket(key, n.asInt()));
+            }
+        }
+        return MAPPER.writeValueAsString(out);
+    }
+
+    /**
+     * The latest snapshot read split by split: {"types": [...], "splits": [{"partition": [...],
+     * "bucket": b, "files": [[name, level, rowCount], ...], "rows": [...], "bits": [...]}]};
+     * "bits" holds per row the raw IEEE bits (hex) of each top-level FLOAT/DOUBLE field (null
+     * for other fields and nulls), since the canonical row encoding cannot tell NaN payloads
+     * or -0.0 apart.
+     */
+    public static String readTableByBucket(String warehouse, String db, String name)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name);
+            RowType rowType = table.rowType();
+            RowType partitionType = table.schema().logicalPartitionType();
+            ObjectNode result = MAPPER.createObjectNode();
+            ArrayNode types = result.putArray("types");
+            for (DataField field : rowType.getFields()) {
+                types.add(MAPPER.readTree(JsonSerdeUtil.toJson(field.type())));
+            }
+            ArrayNode out = result.putArray("splits");
+            ReadBuilder builder = table.newReadBuilder();
+            for (org.apache.paimon.table.source.Split s : builder.newScan().plan().splits()) {
+                org.apache.paimon.table.source.DataSplit split =
+                        (org.apache.paimon.table.source.DataSplit) s;
+                ObjectNode node = out.addObject();
+                node.set("partition", encodeRow(split.partition(), partitionType));
+                node.put("bucket", split.bucket());
+                ArrayNode files = node.putArray("files");
+                for (org.apache.paimon.io.DataFileMeta f : split.dataFiles()) {
+                    ArrayNode file = files.addArray();
+                    file.add(f.fileName());
+                    file.add(f.level());
+                    file.add(f.rowCount());
+                }
+                ArrayNode rows = node.putArray("rows");
+                ArrayNode bits = node.putArray("bits");
+                try (RecordReader<InternalRow> reader = builder.newRead().createReader(split)) {
+                    reader.forEachRemaining(
+                            row -> {
+                                rows.add(encodeRow(row, rowType));
+                                bits.add(floatBits(row, rowType));
+                            });
+                }
+            }
+            return MAPPER.writeValueAsString(result);
+        }
+    }
+
+    private static InternalRow decodeFloatBits(JsonNode row, RowType rowType) {
+        ArrayNode plain = row.deepCopy();
+        Map<Integer, String> raw = new LinkedHashMap<>();
+        for (int i = 0; i < plain.size(); i++) {
+            JsonNode v = plain.get(i);
+            if (v != null && v.isObject() && v.has("bits")) {
+                raw.put(i, v.get("bits").asText());
+                plain.set(i, MAPPER.getNodeFactory().textNode("0"));
+            }
+        }
+        GenericRow out = (GenericRow) decode(plain, rowType);
+        for (Map.Entry<Integer, String> e : raw.entrySet()) {
+            long bits = Long.parseUnsignedLong(e.getValue(), 16);
+            switch (rowType.getTypeAt(e.getKey()).getTypeRoot()) {
+                case FLOAT:
+                    out.setField(e.getKey(), Float.intBitsToFloat((int) bits));
+                    break;
+                case DOUBLE:
+                    out.setField(e.getKey(), Double.longBitsToDouble(bits));
+                    break;
+                default:
+                    throw new IllegalArgumentException(
+                            "bits given for " + rowType.getTypeAt(e.getKey()));
+            }
+        }
+        return out;
+    }
+
+    private static ArrayNode floatBits(InternalRow row, RowType rowType) {
+        ArrayNode out = MAPPER.createArrayNode();
+        for (int i = 0; i < rowType.getFieldCount(); i++) {
+            org.apache.paimon.types.DataTypeRoot root = rowType.getTypeAt(i).getTypeRoot();
+            if (row.isNullAt(i)) {
+                out.addNull();
+            } else if (root == org.apache.paimon.types.DataTypeRoot.FLOAT) {
+                out.add(Integer.toHexString(Float.floatToRawIntBits(row.getFloat(i))));
+            } else if (root == org.apache.paimon.types.DataTypeRoot.DOUBLE) {
+                out.add(Long.toHexString(Double.doubleToRawLongBits(row.getDouble(i))));
+            } else {
+                out.addNull();
+            }
+        }
+        return out;
+    }
+    // ------------------------------------------------------------------ end H3 float keys
+
+    // ------------------------------------------------------------------ H5 orphan files
+
+    /**
+     * Java's own orphan-file cleanup of one table, {@code LocalOrphanFilesClean} (what {@code
+     * CALL sys.remove_orphan_files(mode => 'local')} runs), with this cutoff in epoch millis (the
+     * procedure only takes one before now; the class takes any): {"count", "bytes", "paths"}.
+     */
+    public static String removeOrphanFiles(
+            String warehouse, String db, String name, long olderThanMillis, boolean dryRun)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name);
+            org.apache.paimon.operation.CleanOrphanFilesResult result =
+                    new org.apache.paimon.operation.LocalOrphanFilesClean(
+                                    table, olderThanMillis, dryRun)
+                            .clean();
+            ObjectNode out = MAPPER.createObjectNode();
+            out.put("count", result.getDeletedFileCount());
+            out.put("bytes", result.getDeletedFileTotalLenInBytes());
+            ArrayNode paths = out.putArray("paths");
+            if (result.getDeletedFilesPath() != null) {
+                for (org.apache.paimon.fs.Path path : result.getDeletedFilesPath()) {
+                    paths.add(path.toString());
+                }
+            }
+            return MAPPER.writeValueAsString(out);
+        }
+    }
+
+    /**
+     * {@code LocalOrphanFilesClean.executeDatabaseOrphanFiles} over every table of {@code db}
+     * (the procedure's {@code 'db.*'}): {"count", "bytes"}.
+     */
+    public static String removeDatabaseOrphanFiles(
+            String warehouse, String db, long olderThanMillis, boolean dryRun) throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            org.apache.paimon.operation.CleanOrphanFilesResult result =
+                    org.apache.paimon.operation.LocalOrphanFilesClean.executeDatabaseOrphanFiles(
+                            catalog, db, null, olderThanMillis, null, dryRun);
+            ObjectNode out = MAPPER.createObjectNode();
+            out.put("count", result.getDeletedFileCount());
+            out.put("bytes", result.getDeletedFileTotalLenInBytes());
+            return MAPPER.writeValueAsString(out);
+        }
+    }
+
+    /**
+     * {@code createBranch(branch, tag)}, then one batch write of canonical-encoded rows into the
+     * branch (its data files and manifests land in the table's own directories); returns the
+     * branch's latest snapshot id.
+     */
+    public static long writeRowsToNewBranch(
+            String warehouse, String db, String name, String branch, String tag, String rowsJson)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            table(catalog, db, name).createBranch(branch, tag);
+            FileStoreTable table = table(catalog, db, name).switchToBranch(branch);
+            BatchWriteBuilder builder = table.newBatchWriteBuilder();
+            try (BatchTableWrite write = builder.newWrite();
+                    BatchTableCommit commit = builder.newCommit()) {
+                writeAll(table, write, rowsJson);
+                commit.commit(write.prepareCommit());
+            }
+            Long id = table.snapshotManager().latestSnapshotId();
+            return id == null ? -1L : id;
+        }
+    }
+
+    /** All rows of a branch's latest snapshot, read by Java (a JSON list of encoded rows). */
+    public static String readBranch(String warehouse, String db, String name, String branch)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name).switchToBranch(branch);
+            RowType rowType = table.rowType();
+            ArrayNode rows = MAPPER.createArrayNode();
+            ReadBuilder builder = table.newReadBuilder();
+            try (RecordReader<InternalRow> reader =
+                    builder.newRead().createReader(builder.newScan().plan())) {
+                reader.forEachRemaining(row -> rows.add(encodeRow(row, rowType)));
+            }
+            return MAPPER.writeValueAsString(rows);
+        }
+    }
+    // ------------------------------------------------------------------ end H5 orphan files
 }
