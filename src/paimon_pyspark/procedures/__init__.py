@@ -17,6 +17,12 @@ partition into real buckets (compact/postpone.py), as Java's postpone branch doe
     CALL sys.expire_snapshots(table => 'db.t', retain_max => 5, older_than => '2024-01-01 12:00:00')
     expire_snapshots(catalog, "db.t", retain_max=5, older_than="2024-01-01 12:00:00")
 
+``remove_orphan_files`` mirrors RemoveOrphanFilesProcedure (maintenance/orphan_files.py does the
+work); ``'db.*'`` covers every table of ``db``:
+
+    CALL sys.remove_orphan_files(table => 'db.*', older_than => '2024-01-01 12:00:00')
+    remove_orphan_files(catalog, "db.*", older_than="2024-01-01 12:00:00", dry_run=True)
+
 Each procedure is written once (calls.py: arguments.py parses, tasks.py plans and defines the
 tasks, pipeline.py the shape) and bound here to the in-process runner (in_process.py); the Spark
 twins, tasks on executors and one commit on the driver, are ``paimon_pyspark.spark.procedures``.
@@ -31,5 +37,6 @@ from paimon_pyspark.procedures.pipeline import Progress
 
 compact = in_process(calls.compact)
 rescale = in_process(calls.rescale)
+remove_orphan_files = in_process(calls.remove_orphan_files)
 
-__all__ = ["Progress", "compact", "expire_snapshots", "rescale"]
+__all__ = ["Progress", "compact", "expire_snapshots", "remove_orphan_files", "rescale"]

@@ -4,18 +4,23 @@ Mirrors org.apache.paimon.utils.ParameterUtils (partition specs ``'dt=1,hr=2;dt=
 ranges ``'0-3,7'``, dynamic options ``'k1=v1,k2=v2'``) and the argument checks of
 CompactProcedure: the strategy, ``partitions`` or ``where`` (not both), and ``buckets`` only for
 fixed-bucket tables. ``CompactRequest`` is ``CALL sys.compact``'s arguments resolved against the
-table.
+table. ``remove_orphan_files``' ``table`` (``'db.t'`` or ``'db.*'``), ``older_than`` and ``mode``
+are parsed as RemoveOrphanFilesProcedure and OrphanFilesClean.olderThanMillis parse them.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
 from paimon_pyspark.compact.plan import PartitionFilter, check_compactable
 from paimon_pyspark.errors import CompactArgumentError, UnsupportedOptionError
+from paimon_pyspark.maintenance.expire import parse_timestamp_ms
+from paimon_pyspark.maintenance.orphan_files import default_older_than_ms
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.store.file_store import FileStore
@@ -24,6 +29,8 @@ from paimon_pyspark.table.file_store_table import FileStoreTable
 
 FULL = "full"
 MINOR = "minor"
+LOCAL = "local"
+DISTRIBUTED = "distributed"
 
 PartitionSpecs = str | Sequence[Mapping[str, Any]] | None
 
@@ -179,3 +186,45 @@ class CompactRequest:
         if loaded.bucket_mode != BucketMode.POSTPONE_MODE:
             bucket_set = parse_buckets(buckets, loaded.options.bucket)
         return CompactRequest(loaded, full, keep, bucket_set)
+
+
+def parse_older_than(older_than: str | None, now_ms: int | None = None) -> int:
+    """The cutoff of ``remove_orphan_files`` in epoch milliseconds: one day before now when
+    blank, else ``'yyyy-MM-dd HH:mm:ss'`` in local time, which must be before now, as Java
+    checks it: files being written now are not in a snapshot yet."""
+    if older_than is None or not older_than.strip():
+        return default_older_than_ms(now_ms)
+    cutoff = parse_timestamp_ms(older_than)
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    if cutoff >= now:
+        raise CompactArgumentError(
+            f"older_than '{older_than}' must be before now: data files being written and not "
+            "yet referenced by a snapshot would be deleted."
+        )
+    return cutoff
+
+
+def parse_mode(mode: str | None) -> str | None:
+    """``'local'`` or ``'distributed'`` (any case), or None for the runner's own way."""
+    if mode is None or not mode.strip():
+        return None
+    m = mode.strip().lower()
+    if m not in (LOCAL, DISTRIBUTED):
+        raise CompactArgumentError(
+            f"Unknown mode: {mode}. Only 'DISTRIBUTED' and 'LOCAL' are supported."
+        )
+    return m
+
+
+def tables_of(catalog: FileSystemCatalog, table: str) -> list[str]:
+    """``['db.t']`` (the catalog checks the name when it loads it), or every table of ``db``
+    for ``'db.*'``."""
+    if not isinstance(table, str) or not table.strip():
+        raise CompactArgumentError(f"table must name a table ('db.t' or 'db.*'), got {table!r}.")
+    text = table.strip()
+    if text.endswith(".*"):
+        database = text[:-2]
+        if not database or "." in database:
+            raise CompactArgumentError(f"table '{table}' must look like 'db.t' or 'db.*'.")
+        return [f"{database}.{t}" for t in catalog.list_tables(database)]
+    return [text]

@@ -11,13 +11,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.errors import InvalidArgumentError
 from paimon_pyspark.maintenance.expire import ExpireConfig, ExpireSnapshots, parse_timestamp_ms
+from paimon_pyspark.maintenance.orphan_files import OrphanFilesClean, OrphanFilesResult
 from paimon_pyspark.procedures.arguments import (
     CompactRequest,
     PartitionSpecs,
+    parse_mode,
+    parse_older_than,
     parse_options,
     parse_partitions,
     partition_filter,
+    tables_of,
 )
 from paimon_pyspark.procedures.pipeline import ProcedureRunner, Progress, reporter
 from paimon_pyspark.procedures.tasks import (
@@ -116,3 +121,45 @@ def expire_snapshots(
         clean_empty_directories=config.clean_empty_directories,
     )
     return ExpireSnapshots(loaded.store, config).expire()
+
+
+def remove_orphan_files(
+    runner: ProcedureRunner,
+    table: str,
+    older_than: str | None = None,
+    dry_run: bool = False,
+    parallelism: int | None = None,
+    mode: str | None = None,
+    progress: Progress | None = None,
+) -> OrphanFilesResult:
+    """Delete the files of ``table`` that no snapshot, tag, branch or changelog uses and that
+    are older than ``older_than``; returns what was deleted (or, with ``dry_run``, what would
+    be).
+
+    Java's ``CALL sys.remove_orphan_files(table => 'db.t', older_than => '2024-01-01
+    12:00:00', dry_run => true, parallelism => 4, mode => 'local')``
+    (RemoveOrphanFilesProcedure, OrphanFilesClean): ``table`` is ``'db.t'`` or ``'db.*'``
+    (every table of ``db``); ``older_than`` (``'yyyy-MM-dd HH:mm:ss'``, local time, before now)
+    defaults to one day ago; ``parallelism``: threads here, Spark partitions in the Spark
+    twin; ``mode``: ``'local'`` runs in the calling process (the Spark twin's default is
+    ``'distributed'``). Data, manifest, index, statistics and changelog files, temp files of
+    interrupted publishes and the staging leftovers of Spark jobs whose driver died are
+    removed (maintenance/orphan_files.py says exactly which). The result's
+    ``deleted_file_count`` and ``deleted_file_total_len_in_bytes`` are Java's result row;
+    ``deleted_files`` lists the paths.
+    """
+    if not isinstance(dry_run, bool):
+        raise InvalidArgumentError(f"remove_orphan_files: dry_run must be a bool, got {dry_run!r}.")
+    if parallelism is not None and (not isinstance(parallelism, int) or parallelism < 1):
+        raise InvalidArgumentError(
+            f"remove_orphan_files: parallelism must be a positive int, got {parallelism!r}."
+        )
+    say = reporter(progress)
+    cutoff = parse_older_than(older_than)
+    how = parse_mode(mode)
+    result = OrphanFilesResult()
+    for name in tables_of(runner.catalog, table):
+        loaded = runner.catalog.get_table(name)
+        clean = OrphanFilesClean(loaded.store, cutoff, dry_run, parallelism)
+        result += runner.clean_orphan_files(clean, how, say)
+    return result

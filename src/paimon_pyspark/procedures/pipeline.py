@@ -29,6 +29,8 @@ from typing import ClassVar, Generic, TypeVar
 
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
 from paimon_pyspark.commit.overwrite import Overwrite
+from paimon_pyspark.errors import CompactArgumentError
+from paimon_pyspark.maintenance.orphan_files import OrphanFilesClean, OrphanFilesResult
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.table.file_store_table import FileStoreTable
 
@@ -114,14 +116,26 @@ class ProcedurePlan(Generic[In, Unit]):
 
 
 class ProcedureRunner(ABC):
-    """Runs a ProcedurePlan and commits its result; ``catalog`` is where procedures load the
-    tables they are called on."""
+    """Runs a ProcedurePlan and commits its result, and the orphan-file clean of a table;
+    ``catalog`` is where procedures load the tables they are called on."""
 
     catalog: FileSystemCatalog
 
     @abstractmethod
     def run(self, plan: ProcedurePlan[In, Unit], say: Progress) -> int | None:
         """The id of the snapshot committed, or None if there was nothing to commit."""
+
+    def clean_orphan_files(
+        self, clean: OrphanFilesClean, mode: str | None, say: Progress
+    ) -> OrphanFilesResult:
+        """Remove the orphan files of one table (``remove_orphan_files``); here in this process
+        on a thread pool (Java's ``mode => 'local'``), a distributed runner may spread it."""
+        if mode == "distributed":
+            raise CompactArgumentError(
+                f"Table '{clean.store.name}': mode 'distributed' needs Spark; use "
+                "paimon_pyspark.spark.procedures.remove_orphan_files."
+            )
+        return clean.run(say)
 
 
 def reporter(progress: Progress | None) -> Progress:

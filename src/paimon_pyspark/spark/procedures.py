@@ -13,11 +13,20 @@ their key (``partitionBy``), to up to ``_MAX_TASKS`` tasks that run them. Every 
 the files it wrote in the WriteJob's staging area (spark/job.py), so a failed job, and every
 attempt Spark did not keep, leaves no snapshot and no files behind; the driver commits the kept
 attempts' messages and the plan's own as one snapshot.
+
+``remove_orphan_files(spark, warehouse, table, ...)`` is Java's SparkOrphanFilesClean: the
+driver lists the snapshot, tag and changelog files and the first-level partition directories;
+executors read the snapshots and their manifests into the used file names, list the files of
+each partition (or bucket) directory, keep those whose name is unused (a ``subtractByKey``: no
+set of used names is ever held in one process) and older than the cutoff; the driver reads
+snapshots that appeared meanwhile, and executors delete what is left, grouped by directory.
+``mode='local'`` runs it on the driver instead, as the in-process procedure does.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Concatenate, Generic, ParamSpec, TypeVar, cast
@@ -26,6 +35,12 @@ from pyspark.sql import SparkSession
 
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory, FileSystemCatalog
 from paimon_pyspark.fs.options import fs_options
+from paimon_pyspark.maintenance.orphan_files import (
+    ListingRoot,
+    OrphanFile,
+    OrphanFilesClean,
+    OrphanFilesResult,
+)
 from paimon_pyspark.procedures import calls
 from paimon_pyspark.procedures.pipeline import (
     In,
@@ -100,6 +115,141 @@ class SparkRunner(ProcedureRunner):
         say(f"ran {len(results)} Spark task(s); committing")
         ids = commit_or_abort(job, [*results, driver_result(plan.retired)])
         return committed(ids, table, say)
+
+    def clean_orphan_files(
+        self, clean: OrphanFilesClean, mode: str | None, say: Progress
+    ) -> OrphanFilesResult:
+        if mode == "local":
+            return clean.run(say)
+        store = clean.store
+        ref = _OrphanRef(
+            self.warehouse,
+            store.name,
+            store.dynamic_options,
+            fs_options(self.catalog.options),
+            older_than_ms=clean.older_than_ms,
+            dry_run=clean.dry_run,
+        )
+        sc = self.spark.sparkContext
+        n = clean.requested_parallelism or max(1, sc.defaultParallelism)
+        branches = clean.branches()
+        paths = clean.snapshot_paths(branches)
+        roots = clean.listing_roots()
+        say(
+            f"{store.name}: {len(paths)} snapshot, tag and changelog file(s), {len(roots)} "
+            "directories to list"
+        )
+        used_meta = sc.parallelize(paths, max(1, min(n, len(paths)))).mapPartitions(
+            _used_metadata_fn(ref)
+        )
+        used_meta.cache()
+        try:
+            manifests = used_meta.filter(_is_manifest).map(_name).distinct(n)
+            used = used_meta.map(_name).union(manifests.mapPartitions(_data_names_fn(ref)))
+            listed = sc.parallelize(roots, max(1, min(n, len(roots)))).mapPartitions(_list_fn(ref))
+            unused = listed.subtractByKey(used.map(_keyed), n)
+            found = [
+                OrphanFile(p, size)
+                for p, size in unused.mapPartitions(_old_files_fn(ref)).collect()
+            ]
+        finally:
+            used_meta.unpersist()
+        found = clean.drop_used_since(branches, paths, found)
+        orphans = clean.metadata_orphans(branches) + found
+        if not clean.dry_run and orphans:
+            by_dir: dict[str, list[tuple[str, int]]] = {}
+            for f in orphans:
+                by_dir.setdefault(os.path.dirname(f.path), []).append((f.path, f.size))
+            groups = list(by_dir.values())
+            sc.parallelize(groups, max(1, min(n, len(groups)))).foreach(_delete_fn(ref))
+        verb = "would delete" if clean.dry_run else "deleted"
+        result = OrphanFilesResult.of(orphans)
+        say(
+            f"{store.name}: {verb} {result.deleted_file_count} orphan file(s), "
+            f"{result.deleted_file_total_len_in_bytes} bytes"
+        )
+        return result
+
+
+@dataclass(frozen=True)
+class _OrphanRef(TableRef):
+    """The table and the cutoff as an executor of ``remove_orphan_files`` needs them."""
+
+    older_than_ms: int = field(kw_only=True)
+    dry_run: bool = field(kw_only=True)
+
+    def clean(self) -> OrphanFilesClean:
+        return OrphanFilesClean(self.load().store, self.older_than_ms, self.dry_run, 1)
+
+
+def _is_manifest(item: tuple[str, bool]) -> bool:
+    return item[1]
+
+
+def _name(item: tuple[str, bool]) -> str:
+    return item[0]
+
+
+def _keyed(name: str) -> tuple[str, None]:
+    return name, None
+
+
+def _used_metadata_fn(
+    ref: _OrphanRef,
+) -> Callable[[Iterable[str]], Iterator[tuple[str, bool]]]:
+    """Snapshot file paths -> (name, is a manifest) of every metadata file they use."""
+
+    def used(paths: Iterable[str]) -> Iterator[tuple[str, bool]]:
+        clean = ref.clean()
+        for path in paths:
+            snapshot = clean.read_snapshot(path)
+            if snapshot is None:
+                continue
+            names, manifests = clean.metadata_names(snapshot)
+            yield from ((name, False) for name in names)
+            yield from ((name, True) for name in manifests)
+
+    return used
+
+
+def _data_names_fn(ref: _OrphanRef) -> Callable[[Iterable[str]], Iterator[str]]:
+    def names(manifests: Iterable[str]) -> Iterator[str]:
+        clean = ref.clean()
+        for manifest in manifests:
+            yield from clean.data_file_names(manifest)
+
+    return names
+
+
+def _list_fn(
+    ref: _OrphanRef,
+) -> Callable[[Iterable[ListingRoot]], Iterator[tuple[str, str]]]:
+    def listing(roots: Iterable[ListingRoot]) -> Iterator[tuple[str, str]]:
+        clean = ref.clean()
+        for directory, levels in roots:
+            yield from clean.list_root(directory, levels)
+
+    return listing
+
+
+def _old_files_fn(
+    ref: _OrphanRef,
+) -> Callable[[Iterable[tuple[str, object]]], Iterator[tuple[str, int]]]:
+    def old(unused: Iterable[tuple[str, object]]) -> Iterator[tuple[str, int]]:
+        clean = ref.clean()
+        for _, path in unused:
+            f = clean.old_file(str(path))
+            if f is not None:
+                yield f.path, f.size
+
+    return old
+
+
+def _delete_fn(ref: _OrphanRef) -> Callable[[list[tuple[str, int]]], None]:
+    def delete(files: list[tuple[str, int]]) -> None:
+        ref.clean().delete(OrphanFile(p, size) for p, size in files)
+
+    return delete
 
 
 def _identity(key: int) -> int:
@@ -181,3 +331,4 @@ def on_spark(
 
 compact = on_spark(calls.compact)
 rescale = on_spark(calls.rescale)
+remove_orphan_files = on_spark(calls.remove_orphan_files)
