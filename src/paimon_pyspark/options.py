@@ -7,8 +7,9 @@ changes what a table holds or how it is read, and that we do not implement, rais
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from paimon_pyspark.errors import OptionError, UnsupportedOptionError
@@ -56,7 +57,19 @@ SNAPSHOT_TIME_RETAINED = "snapshot.time-retained"
 SNAPSHOT_EXPIRE_LIMIT = "snapshot.expire.limit"
 SNAPSHOT_EXPIRE_EXECUTION_MODE = "snapshot.expire.execution-mode"
 SNAPSHOT_CLEAN_EMPTY_DIRECTORIES = "snapshot.clean-empty-directories"
+NUM_SORTED_RUN_STOP_TRIGGER = "num-sorted-run.stop-trigger"
+DYNAMIC_BUCKET_TARGET_ROW_NUM = "dynamic-bucket.target-row-num"
+DYNAMIC_BUCKET_MAX_BUCKETS = "dynamic-bucket.max-buckets"
+DYNAMIC_BUCKET_INITIAL_BUCKETS = "dynamic-bucket.initial-buckets"
+DYNAMIC_BUCKET_ASSIGNER_PARALLELISM = "dynamic-bucket.assigner-parallelism"
+CROSS_PARTITION_UPSERT_INDEX_TTL = "cross-partition-upsert.index-ttl"
+SORT_SPILL_THRESHOLD = "sort-spill-threshold"
+WRITE_COMPACTION_SKIP = "write.compaction-skip"
+SNAPSHOT_EXPIRE_CLEAN_EMPTY_DIRECTORIES = "snapshot.expire.clean-empty-directories"
+JAVA_INT_MIN = -(2**31)
 JAVA_INT_MAX = 2**31 - 1
+JAVA_LONG_MIN = -(2**63)
+JAVA_LONG_MAX = 2**63 - 1
 
 # Options whose non-default value changes the data or its reading and is not implemented yet.
 _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
@@ -128,7 +141,7 @@ def is_merge_fields_option(key: str) -> bool:
     return key.startswith("fields.") and key.rsplit(".", 1)[-1] in MERGE_FIELD_OPTION_SUFFIXES
 
 
-_STATS_MODE_RE = re.compile(r"^(none|counts|full|truncate\((\d+)\))$")
+_STATS_MODE_RE = re.compile(r"^(none|counts|full|truncate\(([0-9]+)\))$")
 
 
 @dataclass(frozen=True)
@@ -142,14 +155,23 @@ class CoreOptions:
     def get(self, key: str, default: str | None = None) -> str | None:
         return self.options.get(key, default)
 
-    def _int(self, key: str, default: int) -> int:
-        raw = self.options.get(key)
-        if raw is None:
+    def _value(self, key: str, default: int | float | bool | str) -> int | float | bool | str:
+        """Option ``key`` parsed as Java parses it and checked against its range."""
+        if key not in self.options:
             return default
-        try:
-            return int(raw)
-        except ValueError as e:
-            raise OptionError(f"Option '{key}' must be an integer, got '{raw}'.") from e
+        return option_value(self.options, key, self.table)
+
+    def _int(self, key: str, default: int) -> int:
+        return int(self._value(key, default))
+
+    def _size(self, key: str, default: int) -> int:
+        return int(self._value(key, default))
+
+    def _duration_ms(self, key: str, default: int) -> int:
+        return int(self._value(key, default))
+
+    def _true(self, key: str) -> bool:
+        return bool(self._value(key, False))
 
     @property
     def bucket(self) -> int:
@@ -173,9 +195,7 @@ class CoreOptions:
         return self._int(ZSTD_LEVEL, 1)
 
     def target_file_size(self, primary_key: bool) -> int:
-        default = (128 if primary_key else 256) * 1024 * 1024
-        raw = self.options.get(TARGET_FILE_SIZE)
-        return default if raw is None else parse_memory_size(raw, TARGET_FILE_SIZE)
+        return self._size(TARGET_FILE_SIZE, (128 if primary_key else 256) * 1024 * 1024)
 
     @property
     def manifest_compression(self) -> str:
@@ -183,8 +203,7 @@ class CoreOptions:
 
     @property
     def manifest_target_file_size(self) -> int:
-        raw = self.options.get(MANIFEST_TARGET_FILE_SIZE)
-        return 8 * 1024 * 1024 if raw is None else parse_memory_size(raw, MANIFEST_TARGET_FILE_SIZE)
+        return self._size(MANIFEST_TARGET_FILE_SIZE, 8 * 1024 * 1024)
 
     @property
     def manifest_merge_min_count(self) -> int:
@@ -196,7 +215,7 @@ class CoreOptions:
 
     @property
     def partition_legacy_name(self) -> bool:
-        return (self.options.get(PARTITION_LEGACY_NAME) or "true").lower() == "true"
+        return bool(self._value(PARTITION_LEGACY_NAME, True))
 
     @property
     def stats_mode(self) -> str:
@@ -208,8 +227,7 @@ class CoreOptions:
 
     @property
     def scan_snapshot_id(self) -> int | None:
-        raw = self.options.get(SCAN_SNAPSHOT_ID)
-        return None if raw is None else self._int(SCAN_SNAPSHOT_ID, 0)
+        return None if SCAN_SNAPSHOT_ID not in self.options else self._int(SCAN_SNAPSHOT_ID, 0)
 
     @property
     def rowkind_field(self) -> str | None:
@@ -226,13 +244,12 @@ class CoreOptions:
     @property
     def data_file_thin_mode(self) -> bool:
         """PK data files without the ``_KEY_`` copies of the key columns (Java 1.0+ readers)."""
-        return (self.options.get(DATA_FILE_THIN_MODE) or "false").strip().lower() == "true"
+        return self._true(DATA_FILE_THIN_MODE)
 
     @property
     def write_buffer_size(self) -> int:
         """Arrow bytes a PK bucket writer buffers before it flushes a sorted run (256 mb)."""
-        raw = self.options.get(WRITE_BUFFER_SIZE)
-        return 256 * 1024 * 1024 if raw is None else parse_memory_size(raw, WRITE_BUFFER_SIZE)
+        return self._size(WRITE_BUFFER_SIZE, 256 * 1024 * 1024)
 
     @property
     def merge_engine(self) -> str:
@@ -241,49 +258,39 @@ class CoreOptions:
     @property
     def dynamic_partition_overwrite(self) -> bool:
         """An overwrite without a static spec replaces only the partitions it writes."""
-        return (self.options.get(DYNAMIC_PARTITION_OVERWRITE) or "true").strip().lower() == "true"
+        return bool(self._value(DYNAMIC_PARTITION_OVERWRITE, True))
 
     @property
     def overwrite_upgrade(self) -> bool:
         """Overwritten PK buckets whose new files do not overlap get them at the top level."""
-        return (self.options.get(OVERWRITE_UPGRADE) or "true").strip().lower() == "true"
+        return bool(self._value(OVERWRITE_UPGRADE, True))
 
     @property
     def num_levels(self) -> int:
         """LSM levels; Java defaults it to ``num-sorted-run.compaction-trigger`` + 1."""
-        raw = self.options.get(NUM_LEVELS)
-        if raw is not None:
-            return self._int(NUM_LEVELS, 0)
-        return self._int(NUM_SORTED_RUN_COMPACTION_TRIGGER, 5) + 1
+        return self._int(NUM_LEVELS, _saturated(self.num_sorted_run_compaction_trigger + 1))
 
     @property
     def postpone_batch_write_fixed_bucket(self) -> bool:
         """Batch writes of a postpone-bucket table go straight into real buckets (Java: true)."""
-        raw = self.options.get(POSTPONE_BATCH_WRITE_FIXED_BUCKET) or "true"
-        return raw.strip().lower() == "true"
+        return bool(self._value(POSTPONE_BATCH_WRITE_FIXED_BUCKET, True))
 
     @property
     def postpone_default_bucket_num(self) -> int:
         """Buckets of a postpone table's partition that has no real bucket yet (Java: 1)."""
-        n = self._int(POSTPONE_DEFAULT_BUCKET_NUM, 1)
-        if n < 1:
-            raise OptionError(f"Option '{POSTPONE_DEFAULT_BUCKET_NUM}' must be >= 1, got {n}.")
-        return n
+        return self._int(POSTPONE_DEFAULT_BUCKET_NUM, 1)
 
     # --- snapshot expiration (Java's CoreOptions.expireConfig) ---
 
     @property
     def write_only(self) -> bool:
         """No compaction at commit and no expiry after it (fallback key write.compaction-skip)."""
-        raw = self.options.get(WRITE_ONLY) or self.options.get("write.compaction-skip") or "false"
-        return raw.strip().lower() == "true"
+        key = WRITE_ONLY if WRITE_ONLY in self.options else WRITE_COMPACTION_SKIP
+        return self._true(key)
 
     @property
     def snapshot_num_retained_min(self) -> int:
-        n = self._int(SNAPSHOT_NUM_RETAINED_MIN, 10)
-        if n < 1:
-            raise OptionError(f"Option '{SNAPSHOT_NUM_RETAINED_MIN}' must be >= 1, got {n}.")
-        return n
+        return self._int(SNAPSHOT_NUM_RETAINED_MIN, 10)
 
     @property
     def snapshot_num_retained_max(self) -> int:
@@ -291,33 +298,22 @@ class CoreOptions:
 
     @property
     def snapshot_time_retained_ms(self) -> int:
-        return parse_duration_ms(self.options.get(SNAPSHOT_TIME_RETAINED) or "1 h")
+        return self._duration_ms(SNAPSHOT_TIME_RETAINED, 3_600_000)
 
     @property
     def snapshot_expire_limit(self) -> int:
-        n = self._int(SNAPSHOT_EXPIRE_LIMIT, 50)
-        if n < 1:
-            raise OptionError(f"Option '{SNAPSHOT_EXPIRE_LIMIT}' must be >= 1, got {n}.")
-        return n
+        return self._int(SNAPSHOT_EXPIRE_LIMIT, 50)
 
     @property
     def snapshot_expire_execution_mode(self) -> str:
-        mode = (self.options.get(SNAPSHOT_EXPIRE_EXECUTION_MODE) or "sync").strip().lower()
-        if mode not in ("sync", "async"):
-            raise OptionError(
-                f"Option '{SNAPSHOT_EXPIRE_EXECUTION_MODE}' must be 'sync' or 'async', "
-                f"got '{mode}'."
-            )
-        return mode
+        return str(self._value(SNAPSHOT_EXPIRE_EXECUTION_MODE, "sync"))
 
     @property
     def snapshot_clean_empty_directories(self) -> bool:
-        raw = (
-            self.options.get(SNAPSHOT_CLEAN_EMPTY_DIRECTORIES)
-            or self.options.get("snapshot.expire.clean-empty-directories")
-            or "false"
-        )
-        return raw.strip().lower() == "true"
+        key = SNAPSHOT_CLEAN_EMPTY_DIRECTORIES
+        if key not in self.options:
+            key = SNAPSHOT_EXPIRE_CLEAN_EMPTY_DIRECTORIES
+        return self._true(key)
 
     @property
     def commit_max_retries(self) -> int:
@@ -325,17 +321,14 @@ class CoreOptions:
 
     @property
     def commit_min_retry_wait_ms(self) -> int:
-        return parse_duration_ms(self.options.get(COMMIT_MIN_RETRY_WAIT) or "10 ms")
+        return self._duration_ms(COMMIT_MIN_RETRY_WAIT, 10)
 
     @property
     def commit_max_retry_wait_ms(self) -> int:
-        return parse_duration_ms(self.options.get(COMMIT_MAX_RETRY_WAIT) or "10 s")
+        return self._duration_ms(COMMIT_MAX_RETRY_WAIT, 10_000)
 
     # --- compaction of primary-key and append buckets (Java's CoreOptions.compactionFileSize,
     # --- numSortedRunCompactionTrigger, ...); see mergetree/compact_settings.py
-
-    def _true(self, key: str) -> bool:
-        return (self.options.get(key) or "false").strip().lower() == "true"
 
     def check_compaction_supported(self) -> None:
         """Raise UnsupportedOptionError for an option that changes which files a compaction
@@ -376,17 +369,11 @@ class CoreOptions:
     @property
     def compaction_small_file_ratio(self) -> float:
         """Files below ``target-file-size`` times this are small (Java's compactionFileSize)."""
-        raw = self.options.get(COMPACTION_SMALL_FILE_RATIO)
-        try:
-            return 0.7 if raw is None else float(raw)
-        except ValueError as e:
-            raise OptionError(f"Option '{COMPACTION_SMALL_FILE_RATIO}' must be a number.") from e
+        return float(self._value(COMPACTION_SMALL_FILE_RATIO, 0.7))
 
     @property
     def source_split_open_file_cost(self) -> int:
-        raw = self.options.get(SOURCE_SPLIT_OPEN_FILE_COST)
-        default = 4 * 1024 * 1024
-        return default if raw is None else parse_memory_size(raw, SOURCE_SPLIT_OPEN_FILE_COST)
+        return self._size(SOURCE_SPLIT_OPEN_FILE_COST, 4 * 1024 * 1024)
 
     def need_lookup(self, primary_key: bool) -> bool:
         """Java's CoreOptions.needLookup as far as implemented: ``first-row`` or ``force-lookup``
@@ -398,54 +385,37 @@ class CoreOptions:
     @property
     def dynamic_bucket_target_row_num(self) -> int:
         """Keys a dynamic bucket takes before the next one is opened (Java: 2,000,000)."""
-        n = self._int("dynamic-bucket.target-row-num", 2_000_000)
-        if n < 1:
-            raise OptionError(f"Option 'dynamic-bucket.target-row-num' must be >= 1, got {n}.")
-        return n
+        return self._int(DYNAMIC_BUCKET_TARGET_ROW_NUM, 2_000_000)
 
     @property
     def dynamic_bucket_max_buckets(self) -> int:
         """Buckets a partition may have, -1 for unlimited (Java's default)."""
-        n = self._int("dynamic-bucket.max-buckets", -1)
-        if n == 0 or n < -1:
-            raise OptionError(
-                f"Option 'dynamic-bucket.max-buckets' must be -1 (unlimited) or > 0, got {n}."
-            )
-        return n
+        return self._int(DYNAMIC_BUCKET_MAX_BUCKETS, -1)
 
     @property
     def dynamic_bucket_initial_buckets(self) -> int | None:
         """Assigners of a distributed (Spark) write; None: the job's parallelism."""
-        raw = self.options.get("dynamic-bucket.initial-buckets")
-        return None if raw is None else self._int("dynamic-bucket.initial-buckets", 1)
+        key = DYNAMIC_BUCKET_INITIAL_BUCKETS
+        return self._int(key, 1) if key in self.options else None
 
     @property
     def dynamic_bucket_assigner_parallelism(self) -> int | None:
-        raw = self.options.get("dynamic-bucket.assigner-parallelism")
-        return None if raw is None else self._int("dynamic-bucket.assigner-parallelism", 1)
+        key = DYNAMIC_BUCKET_ASSIGNER_PARALLELISM
+        return self._int(key, 1) if key in self.options else None
 
     @property
     def cross_partition_upsert_index_ttl_ms(self) -> int | None:
         """Cross-partition upsert: buckets whose files are all older are not bootstrapped."""
-        raw = self.options.get("cross-partition-upsert.index-ttl")
-        return None if raw is None else parse_duration_ms(raw)
+        key = CROSS_PARTITION_UPSERT_INDEX_TTL
+        return self._duration_ms(key, 0) if key in self.options else None
 
     # --- merge engines (Java's CoreOptions.ignoreDelete, fieldAggFunc, ...): merge/ checks
     # --- them against the schema and the engine
 
-    @property
-    def _where(self) -> str:
-        return f"Table '{self.table}': " if self.table else ""
-
     def strict_bool(self, key: str, default: bool = False) -> bool:
         """A boolean option that must read ``true`` or ``false``."""
         raw = self.options.get(key)
-        if raw is None:
-            return default
-        text = raw.strip().lower()
-        if text not in ("true", "false"):
-            raise OptionError(f"{self._where}option '{key}' must be true or false, got '{raw}'.")
-        return text == "true"
+        return default if raw is None else parse_java_bool(raw, key, self.table)
 
     @property
     def ignore_delete(self) -> bool:
@@ -457,13 +427,7 @@ class CoreOptions:
 
     @property
     def sequence_ascending(self) -> bool:
-        order = (self.options.get(SEQUENCE_FIELD_SORT_ORDER) or "ascending").strip().lower()
-        if order not in ("ascending", "descending"):
-            raise OptionError(
-                f"{self._where}'{SEQUENCE_FIELD_SORT_ORDER}' must be ascending or descending, "
-                f"got '{order}'."
-            )
-        return order == "ascending"
+        return self._value(SEQUENCE_FIELD_SORT_ORDER, "ascending") == "ascending"
 
     @property
     def partial_update_remove_record_on_delete(self) -> bool:
@@ -533,43 +497,237 @@ def check_supported(options: Mapping[str, str], table: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class _Range:
+    """An option's Java type, and the values it may hold beyond fitting that type."""
+
+    kind: str
+    """int, long, memory, duration, double, bool or choice."""
+    ok: Callable[[int | float], bool] | None = None
+    expected: str = ""
+    choices: tuple[str, ...] = ()
+
+
+def _at_least(low: int) -> _Range:
+    return _Range("int", lambda n: n >= low, f"at least {low}")
+
+
+_POSITIVE_SIZE = _Range("memory", lambda n: n > 0, "more than 0 bytes")
+_INT, _LONG, _MEMORY, _DURATION, _BOOL = (
+    _Range("int"),
+    _Range("long"),
+    _Range("memory"),
+    _Range("duration"),
+    _Range("bool"),
+)
+_RANGES: dict[str, _Range] = {
+    BUCKET: _Range(
+        "int",
+        lambda n: n > 0 or n in (-1, -2),
+        "a positive number of buckets, -1 (dynamic or unaware) or -2 (postpone)",
+    ),
+    ZSTD_LEVEL: _INT,
+    TARGET_FILE_SIZE: _POSITIVE_SIZE,
+    MANIFEST_TARGET_FILE_SIZE: _POSITIVE_SIZE,
+    MANIFEST_MERGE_MIN_COUNT: _INT,
+    SCAN_SNAPSHOT_ID: _LONG,
+    COMMIT_MAX_RETRIES: _INT,
+    COMMIT_MIN_RETRY_WAIT: _DURATION,
+    COMMIT_MAX_RETRY_WAIT: _DURATION,
+    WRITE_BUFFER_SIZE: _POSITIVE_SIZE,
+    NUM_LEVELS: _INT,
+    NUM_SORTED_RUN_COMPACTION_TRIGGER: _INT,
+    NUM_SORTED_RUN_STOP_TRIGGER: _INT,
+    SORT_SPILL_THRESHOLD: _INT,
+    MAX_SIZE_AMPLIFICATION_PERCENT: _INT,
+    COMPACTION_SIZE_RATIO: _INT,
+    COMPACTION_MIN_FILE_NUM: _INT,
+    COMPACTION_SMALL_FILE_RATIO: _Range("double", lambda r: r >= 0, "0 or more"),
+    SOURCE_SPLIT_OPEN_FILE_COST: _MEMORY,
+    POSTPONE_DEFAULT_BUCKET_NUM: _at_least(1),
+    SNAPSHOT_NUM_RETAINED_MIN: _at_least(1),
+    SNAPSHOT_NUM_RETAINED_MAX: _INT,
+    SNAPSHOT_TIME_RETAINED: _DURATION,
+    SNAPSHOT_EXPIRE_LIMIT: _at_least(0),  # 0: expiry deletes nothing, as in Java
+    SNAPSHOT_EXPIRE_EXECUTION_MODE: _Range("choice", choices=("sync", "async")),
+    SEQUENCE_FIELD_SORT_ORDER: _Range("choice", choices=("ascending", "descending")),
+    # Avro codecs both Java and fastavro write (snappy and lz4 need libraries we do not ship)
+    MANIFEST_COMPRESSION: _Range(
+        "choice",
+        choices=("zstd", "zstandard", "none", "null", "uncompressed", "deflate", "bzip2", "xz"),
+    ),
+    DYNAMIC_BUCKET_TARGET_ROW_NUM: _Range("long", lambda n: n >= 1, "at least 1"),
+    DYNAMIC_BUCKET_MAX_BUCKETS: _Range("int", lambda n: n > 0 or n == -1, "-1 (unlimited) or > 0"),
+    DYNAMIC_BUCKET_INITIAL_BUCKETS: _at_least(1),
+    DYNAMIC_BUCKET_ASSIGNER_PARALLELISM: _at_least(1),
+    CROSS_PARTITION_UPSERT_INDEX_TTL: _DURATION,
+    **{
+        key: _BOOL
+        for key in (
+            PARTITION_LEGACY_NAME,
+            DATA_FILE_THIN_MODE,
+            DYNAMIC_PARTITION_OVERWRITE,
+            OVERWRITE_UPGRADE,
+            COMPACTION_FORCE_UP_LEVEL_0,
+            COMPACTION_FORCE_REWRITE_ALL_FILES,
+            FORCE_LOOKUP,
+            POSTPONE_BATCH_WRITE_FIXED_BUCKET,
+            WRITE_ONLY,
+            WRITE_COMPACTION_SKIP,
+            SNAPSHOT_CLEAN_EMPTY_DIRECTORIES,
+            SNAPSHOT_EXPIRE_CLEAN_EMPTY_DIRECTORIES,
+            AGGREGATION_REMOVE_RECORD_ON_DELETE,
+            PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE,
+            *IGNORE_DELETE_KEYS,
+        )
+    },
+}
+"""Every option CoreOptions reads as a number, a size, a duration, a boolean or one of a few
+words: its Java type (the values Java can parse) and the values it may hold (Java's
+SchemaValidation, the checks Java makes where it uses the option, or what we need; the
+docstring of :func:`check_ranges` lists where the two differ)."""
+
+
+def option_value(options: Mapping[str, str], key: str, table: str = "") -> int | float | bool | str:
+    """Option ``key`` parsed as its Java type and checked against its range; it must be set."""
+    rng = _RANGES[key]
+    raw = options[key]
+    value: int | float | bool | str
+    if rng.kind in ("int", "long"):
+        value = parse_java_int(raw, key, table, long=rng.kind == "long")
+    elif rng.kind == "memory":
+        value = parse_memory_size(raw, key, table)
+    elif rng.kind == "duration":
+        value = parse_duration_ms(raw, key, table)
+    elif rng.kind == "double":
+        value = parse_java_double(raw, key, table)
+    elif rng.kind == "bool":
+        return parse_java_bool(raw, key, table)
+    else:
+        value = raw.strip().lower()
+        if value not in rng.choices:
+            raise OptionError(
+                f"{_where(table)}option '{key}' = '{raw}' must be one of {', '.join(rng.choices)}."
+            )
+        return value
+    if rng.ok is not None and not rng.ok(value):
+        raise OptionError(f"{_where(table)}option '{key}' = '{raw}' must be {rng.expected}.")
+    return value
+
+
+def check_ranges(options: Mapping[str, str], table: str, primary_key: bool) -> None:
+    """Raise OptionError, naming the table, the key and the value, for an option Java cannot
+    read or that is outside its range; run when a table is created, loaded and copied.
+
+    Java's own limits: integers fit the int or long the option is declared as (Java parses
+    some only where it uses them), sizes and durations fit a long in Java's units, booleans
+    are true or false; ``bucket`` > 0, -1 or -2 and ``snapshot.num-retained.min`` >= 1 and <=
+    ``.max`` (SchemaValidation; ``changelog.*`` is refused, so Java's changelog checks are
+    these); on a primary-key table at least 2 LSM levels (Levels) and a sort spill threshold of
+    at least 2 (MergeSorter); ``write-buffer-size`` > 0 and ``dynamic-bucket.max-buckets`` -1
+    or > 0. Ours alone, where Java goes on with a value that means nothing useful:
+    ``target-file-size`` and ``manifest.target-file-size`` > 0, ``snapshot.expire.limit`` >= 0
+    (at 0 expiry deletes nothing, as in Java), the other dynamic-bucket counts and
+    ``postpone.default-bucket-num`` >= 1, a finite ``compaction.small-file-ratio`` >= 0, and at
+    most MAX_LEVELS levels. tests/interop/test_option_ranges_java.py holds Java to this.
+    """
+    for key in _RANGES:
+        if key in options:
+            option_value(options, key, table)
+    where = _where(table)
+    o = CoreOptions(options, table)
+    low = o.snapshot_num_retained_min
+    if o.snapshot_num_retained_max < low:
+        raw = options[SNAPSHOT_NUM_RETAINED_MAX]
+        raise OptionError(
+            f"{where}option '{SNAPSHOT_NUM_RETAINED_MAX}' = '{raw}' must not be less than "
+            f"'{SNAPSHOT_NUM_RETAINED_MIN}' ({low})."
+        )
+    mode = _STATS_MODE_RE.match(o.stats_mode)
+    if mode is not None and mode.group(2) is not None and int(mode.group(2)) > JAVA_INT_MAX:
+        raise OptionError(
+            f"{where}option '{STATS_MODE}' = '{options[STATS_MODE]}': the length does not fit "
+            "a Java int."
+        )
+    if primary_key:
+        _check_lsm_triggers(options, where)
+
+
+MAX_LEVELS = 10_000
+"""More LSM levels than any table needs: Java takes any int, but holds a list per level in every
+bucket (near the int limit Java and we both run out of memory)."""
+
+
+def _saturated(n: int) -> int:
+    """Java's MathUtils.addSafely / incrementSafely: a sum past the int limit is the limit."""
+    return min(n, JAVA_INT_MAX)
+
+
+def _check_lsm_triggers(options: Mapping[str, str], where: str) -> None:
+    """Java's level and trigger arithmetic on a primary-key table (numLevels = trigger + 1,
+    stop trigger = trigger + 3, sortSpillThreshold = max(trigger, stop) + 1, each unless set,
+    sums saturating at the int limit): from 2 to MAX_LEVELS levels (Java's Levels needs 2), and
+    a spill threshold of at least 2 (Java's MergeSorter)."""
+    trigger = int(options.get(NUM_SORTED_RUN_COMPACTION_TRIGGER, "5"))
+    levels = int(options.get(NUM_LEVELS, _saturated(trigger + 1)))
+    if not 2 <= levels <= MAX_LEVELS:
+        key = NUM_LEVELS if NUM_LEVELS in options else NUM_SORTED_RUN_COMPACTION_TRIGGER
+        derived = "" if key == NUM_LEVELS else f" (the trigger + 1, as '{NUM_LEVELS}' is unset)"
+        raise OptionError(
+            f"{where}option '{key}' = '{options[key]}' gives {levels} LSM levels{derived}; a "
+            f"primary-key table needs from 2 to {MAX_LEVELS}."
+        )
+    stop = int(options.get(NUM_SORTED_RUN_STOP_TRIGGER, _saturated(trigger + 3)))
+    spill = int(options.get(SORT_SPILL_THRESHOLD, _saturated(max(trigger, stop) + 1)))
+    if spill < 2:
+        given = [k for k in (SORT_SPILL_THRESHOLD, NUM_SORTED_RUN_STOP_TRIGGER) if k in options]
+        key = given[0] if given else NUM_SORTED_RUN_COMPACTION_TRIGGER
+        raise OptionError(
+            f"{where}option '{key}' = '{options[key]}' gives a sort spill threshold of {spill} "
+            f"(at least 2; unless '{SORT_SPILL_THRESHOLD}' is set it is the larger of the "
+            "compaction and stop triggers + 1)."
+        )
+
+
 _SIZE_UNITS = {
     "": 1,
     "b": 1,
     "bytes": 1,
     "k": 1024,
     "kb": 1024,
-    "kib": 1024,
+    "kibibytes": 1024,
     "m": 1024**2,
     "mb": 1024**2,
-    "mib": 1024**2,
+    "mebibytes": 1024**2,
     "g": 1024**3,
     "gb": 1024**3,
-    "gib": 1024**3,
+    "gibibytes": 1024**3,
     "t": 1024**4,
     "tb": 1024**4,
+    "tebibytes": 1024**4,
 }
-_DURATION_UNITS = {
-    "": 1,
-    "ms": 1,
-    "milli": 1,
-    "millis": 1,
-    "s": 1000,
-    "sec": 1000,
-    "second": 1000,
-    "seconds": 1000,
-    "min": 60000,
-    "m": 60000,
-    "minute": 60000,
-    "minutes": 60000,
-    "h": 3600000,
-    "hour": 3600000,
-    "hours": 3600000,
-    "d": 86400000,
-    "day": 86400000,
-    "days": 86400000,
+"""Java's MemorySize units, and only those: a table with another one fails in Java."""
+
+
+def _labels(nanos: int, singular: tuple[str, ...], plural: tuple[str, ...]) -> dict[str, int]:
+    return {label: nanos for label in (*singular, *plural, *(p + "s" for p in plural))}
+
+
+_DURATION_UNITS_NS = {
+    "": 10**6,
+    **_labels(86_400 * 10**9, ("d",), ("day",)),
+    **_labels(3_600 * 10**9, ("h",), ("hour",)),
+    **_labels(60 * 10**9, ("min", "m"), ("minute",)),
+    **_labels(10**9, ("s",), ("sec", "second")),
+    **_labels(10**6, ("ms",), ("milli", "millisecond")),
+    **_labels(10**3, ("µs",), ("micro", "microsecond")),
+    **_labels(1, ("ns",), ("nano", "nanosecond")),
 }
-_QUANTITY_RE = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
+"""Java's TimeUtils labels in nanoseconds; no unit is milliseconds."""
+
+_QUANTITY_RE = re.compile(r"([0-9]+)(.*)", re.DOTALL)
+_JAVA_INTEGER_RE = re.compile(r"[+-]?[0-9]+")
+_JAVA_DOUBLE_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[dDfF]?")
 
 
 def _is_off(key: str, value: str) -> bool:
@@ -578,17 +736,76 @@ def _is_off(key: str, value: str) -> bool:
     return (key.endswith(".hour") and v == "-1") or (key.endswith("-ratio") and v == "0")
 
 
-def parse_memory_size(text: str, key: str) -> int:
-    m = _QUANTITY_RE.match(text)
-    unit = m.group(2).lower() if m else None
-    if not m or unit not in _SIZE_UNITS:
-        raise OptionError(f"Option '{key}' must be a memory size like '128 mb', got '{text}'.")
-    return int(m.group(1)) * _SIZE_UNITS[unit]
+def _where(table: str) -> str:
+    return f"Table '{table}': " if table else ""
 
 
-def parse_duration_ms(text: str) -> int:
-    m = _QUANTITY_RE.match(text)
-    unit = m.group(2).lower() if m else None
-    if not m or unit not in _DURATION_UNITS:
-        raise OptionError(f"Invalid duration '{text}'.")
-    return int(m.group(1)) * _DURATION_UNITS[unit]
+def _big(digits: str) -> bool:
+    """More digits than any Java long has (int() of a huge string is slow, or refused)."""
+    return len(digits.lstrip("+-").lstrip("0")) > 19
+
+
+def parse_java_int(raw: str, key: str, table: str = "", long: bool = False) -> int:
+    """``raw`` as Java's Integer.parseInt (Long.parseLong with ``long``) reads it: ASCII digits
+    with an optional sign, no spaces, within the type's range."""
+    low, high, kind = (
+        (JAVA_LONG_MIN, JAVA_LONG_MAX, "long") if long else (JAVA_INT_MIN, JAVA_INT_MAX, "int")
+    )
+    if not _JAVA_INTEGER_RE.fullmatch(raw):
+        raise OptionError(f"{_where(table)}option '{key}' = '{raw}' is not an integer.")
+    if _big(raw) or not low <= int(raw) <= high:
+        raise OptionError(
+            f"{_where(table)}option '{key}' = '{raw}' does not fit a Java {kind} ({low} to {high})."
+        )
+    return int(raw)
+
+
+def parse_java_bool(raw: str, key: str, table: str = "") -> bool:
+    """``true`` or ``false`` in any case, as Java's option parser reads a boolean."""
+    text = raw.upper()
+    if text not in ("TRUE", "FALSE"):
+        raise OptionError(f"{_where(table)}option '{key}' = '{raw}' must be true or false.")
+    return text == "TRUE"
+
+
+def parse_java_double(raw: str, key: str, table: str = "") -> float:
+    """A finite decimal number (Java's Double.parseDouble also takes NaN and Infinity, which no
+    ratio can be)."""
+    text = raw.strip()
+    if not _JAVA_DOUBLE_RE.fullmatch(text) or not math.isfinite(float(text.rstrip("dDfF"))):
+        raise OptionError(f"{_where(table)}option '{key}' = '{raw}' is not a finite number.")
+    return float(text.rstrip("dDfF"))
+
+
+def _quantity(text: str, key: str, table: str, units: Mapping[str, int], what: str) -> int:
+    m = _QUANTITY_RE.fullmatch(text.strip())
+    unit = m.group(2).strip().lower() if m else ""
+    if m is None or unit not in units:
+        raise OptionError(
+            f"{_where(table)}option '{key}' = '{text}' is not a {what} (units: "
+            f"{', '.join(u for u in units if u)})."
+        )
+    number = m.group(1)
+    if _big(number) or int(number) > JAVA_LONG_MAX:
+        raise OptionError(f"{_where(table)}option '{key}' = '{text}' does not fit a Java long.")
+    return int(number) * units[unit]
+
+
+def parse_memory_size(text: str, key: str, table: str = "") -> int:
+    """Bytes, as Java's MemorySize.parseBytes: a number and a unit, within a Java long."""
+    size = _quantity(text, key, table, _SIZE_UNITS, "memory size like '128 mb'")
+    if size > JAVA_LONG_MAX:
+        raise OptionError(
+            f"{_where(table)}option '{key}' = '{text}' is more bytes than a Java long holds."
+        )
+    return size
+
+
+def parse_duration_ms(text: str, key: str = "", table: str = "") -> int:
+    """Milliseconds, as Java's TimeUtils.parseDuration(...).toMillis(): within a Java long."""
+    ms = _quantity(text, key, table, _DURATION_UNITS_NS, "duration like '1 h'") // 10**6
+    if ms > JAVA_LONG_MAX:
+        raise OptionError(
+            f"{_where(table)}option '{key}' = '{text}' is more milliseconds than a Java long holds."
+        )
+    return ms

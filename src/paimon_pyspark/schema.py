@@ -6,13 +6,14 @@ kinds paimon_pyspark writes). Named as pypaimon names it, so its users can switc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
 from paimon_pyspark import options as opts
-from paimon_pyspark.errors import OptionError, SchemaError
+from paimon_pyspark.errors import InvalidArgumentError, OptionError, SchemaError, describe
 from paimon_pyspark.format.files import check_format_types
 from paimon_pyspark.merge.merge_function import check_merge_options
 from paimon_pyspark.spec.table_schema import TableSchema
@@ -44,6 +45,23 @@ class Schema:
         options: dict[str, Any] | None = None,
         comment: str | None = None,
     ) -> Schema:
+        if not isinstance(pa_schema, pa.Schema):
+            raise InvalidArgumentError(
+                f"Schema.from_pyarrow_schema: pa_schema must be a pyarrow.Schema (a table's "
+                f"is table.schema), got {describe(pa_schema)}."
+            )
+        for arg, keys in (("partition_keys", partition_keys), ("primary_keys", primary_keys)):
+            if keys is not None and (
+                isinstance(keys, str) or not all(isinstance(k, str) for k in keys)
+            ):
+                raise InvalidArgumentError(
+                    f"Schema.from_pyarrow_schema: {arg} must be a list of column names, got "
+                    f"{describe(keys)}."
+                )
+        if options is not None and not isinstance(options, Mapping):
+            raise InvalidArgumentError(
+                f"Schema.from_pyarrow_schema: options must be a dict, got {describe(options)}."
+            )
         columns: list[tuple[str, DataType]] = [
             (f.name, from_arrow_type(f.type, f.nullable, f.name)) for f in pa_schema
         ]
@@ -85,7 +103,9 @@ class Schema:
             else f
             for f in self.fields
         ]
+        _check_key_and_system_fields(names, partition_keys, primary_keys, options, table)
         opts.check_supported(options, table)
+        opts.check_ranges(options, table, bool(primary_keys))
         check_merge_options(options, fields, primary_keys, table)
         check_format_types(fields, opts.CoreOptions(options).file_format, table)
         _validate_buckets(opts.CoreOptions(options), names, partition_keys, primary_keys, table)
@@ -120,13 +140,8 @@ def _validate_buckets(
     primary_keys: list[str],
     table: str,
 ) -> None:
-    bucket = o.bucket
+    bucket = o.bucket  # in range: opts.check_ranges ran first
     bucket_key = o.bucket_key
-    if bucket == 0 or bucket < -2:
-        raise OptionError(
-            f"Table '{table}': 'bucket' = {bucket} is invalid; use a positive number, "
-            "-1 (dynamic or unaware) or -2 (postpone)."
-        )
     if bucket == DYNAMIC_BUCKET and bucket_key:
         raise OptionError(BUCKET_KEY_WITH_UNAWARE)
     if bucket == POSTPONE_BUCKET and not primary_keys:
@@ -146,3 +161,41 @@ def _validate_buckets(
         raise OptionError(
             f"Table '{table}': you should define a 'bucket-key' for bucketed append mode."
         )
+
+
+# Java's SpecialFields.SYSTEM_FIELD_NAMES and KEY_FIELD_PREFIX: key-value files hold these.
+_SYSTEM_FIELD_NAMES = ("_SEQUENCE_NUMBER", "_VALUE_KIND", "_LEVEL", "rowkind", "_ROW_ID")
+_KEY_FIELD_PREFIX = "_KEY_"
+
+
+def _check_key_and_system_fields(
+    names: list[str],
+    partition_keys: list[str],
+    primary_keys: list[str],
+    options: dict[str, str],
+    table: str,
+) -> None:
+    """Java's SchemaValidation and TableSchema checks that need no option parsing, at create:
+    a table that passed them could otherwise be created and then never read or written."""
+    for name in names:
+        if name in _SYSTEM_FIELD_NAMES:
+            raise SchemaError(
+                f"Table '{table}': field name '{name}' is a system field name "
+                f"{list(_SYSTEM_FIELD_NAMES)}; rename the column."
+            )
+        if name.startswith(_KEY_FIELD_PREFIX):
+            raise SchemaError(
+                f"Table '{table}': field name '{name}' cannot start with '{_KEY_FIELD_PREFIX}'."
+            )
+    if primary_keys and not [k for k in primary_keys if k not in partition_keys]:
+        raise SchemaError(
+            f"Table '{table}': primary key {primary_keys} should not be the same as the "
+            f"partition fields {partition_keys}: a partition would hold one record only."
+        )
+    for key in ("sequence.field", "rowkind.field"):
+        for field_name in _split(options.get(key, "")):
+            if field_name not in names:
+                raise OptionError(
+                    f"Table '{table}': option '{key}' names '{field_name}', which is not a "
+                    f"column (columns: {names})."
+                )

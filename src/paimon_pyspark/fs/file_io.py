@@ -10,12 +10,15 @@ accepts a single writer (``fs.single-writer``).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import BinaryIO
 
+from paimon_pyspark.errors import CorruptTableError, StoreError
 from paimon_pyspark.fs.options import FsOptions, fs_options
 
 
@@ -104,7 +107,11 @@ class FileIO(ABC):
         """The whole file; CorruptTableError naming it when it is missing."""
 
     def read_text(self, path: str) -> str:
-        return self.read_bytes(path).decode("utf-8")
+        data = self.read_bytes(path)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise CorruptTableError(f"File {path} is not UTF-8 text: {e}") from e
 
     @abstractmethod
     def open_input(self, path: str) -> BinaryIO:
@@ -112,22 +119,26 @@ class FileIO(ABC):
 
     @abstractmethod
     def open_output(self, path: str) -> BinaryIO:
-        """A streaming output (no whole-file buffering); :func:`abort_output` discards it."""
+        """A streaming output (no whole-file buffering), durable once closed (a snapshot may
+        reference the file next); :func:`abort_output` discards it."""
 
     @abstractmethod
     def write_bytes(self, path: str, data: bytes) -> None:
-        """Write (or overwrite) a file. Not atomic: use for files nobody reads by name yet."""
+        """Write (or overwrite) a file, durable when this returns. Not atomic: use for files
+        nobody reads by name yet."""
 
     @abstractmethod
     def overwrite_hint(self, path: str, text: str) -> None:
-        """Replace a small hint file (LATEST, EARLIEST); readers see the old or the new one."""
+        """Replace a small hint file (LATEST, EARLIEST); readers see the old or the new one, and
+        so does a reader after a crash."""
 
     @abstractmethod
     def try_write_atomic(self, path: str, data: bytes) -> bool:
         """Publish ``data`` at ``path`` only if nothing is there yet; False if it was taken.
 
-        Raises OSError when the outcome is unknown (the request may have gone through):
-        callers look for what they published before deciding.
+        Raises OSError when the outcome is unknown (the request may have gone through, or went
+        through but is not known to be durable): callers look for what they published before
+        deciding.
         """
 
     def check_atomic_publish(self, directory: str) -> None:
@@ -162,3 +173,39 @@ def temp_beside(path: str) -> str:
     """A hidden, unique name in ``path``'s directory, for a file renamed onto ``path``."""
     parent, name = os.path.split(path)
     return os.path.join(parent, f".{name}.{uuid.uuid4()}.tmp")
+
+
+STORE_LIMITS = {
+    errno.ENAMETOOLONG: "a file name or path longer than the filesystem allows (names of 255 "
+    "bytes on most)",
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EFBIG: "the file is larger than the filesystem allows",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EROFS: "the filesystem is read-only",
+    errno.EMFILE: "this process has too many open files",
+    errno.ENFILE: "the system has too many open files",
+}
+"""The errors of the store's limits that become :class:`StoreError`, with what each means."""
+
+
+def store_error(e: OSError, path: str) -> OSError:
+    """``e`` as a StoreError naming the path (``e``'s own, else ``path``) when it is one of the
+    store's limits; any other error as it is (FileNotFoundError, FileExistsError, ...)."""
+    if isinstance(e, StoreError) or e.errno not in STORE_LIMITS:
+        return e
+    where = e.filename if isinstance(e.filename, str) else path
+    return StoreError(e.errno, STORE_LIMITS[e.errno], where)
+
+
+@contextlib.contextmanager
+def store_errors(path: str) -> Iterator[None]:
+    """Raise the store's limits met inside as :func:`store_error`."""
+    try:
+        yield
+    except OSError as e:
+        translated = store_error(e, path)
+        if translated is e:
+            raise
+        raise translated from e

@@ -1,20 +1,35 @@
-"""Local disk (and anything mounted as one) through pyarrow's LocalFileSystem.
+"""Local disk (and anything mounted as one).
 
 The atomic publish writes a temp file in the target's directory and hard-links it to the
 target: ``link`` fails atomically when the target exists, which is create-if-absent.
+
+Durability: every file this FileIO writes is fsynced when it is closed, before anything can
+reference it, and a published name (the link of a snapshot, schema or tag file, the rename of a
+hint) is followed by an fsync of its directory; a directory it creates is made durable in its
+parent. So after a crash or a power loss a snapshot name holds the whole file it was published
+with, and every file that snapshot references is whole too. (The name of a data file or a
+manifest is made durable by its own fsync, as ext4, xfs and btrfs log a new name with the inode:
+directories are synced explicitly only where a name alone changes.)
+
+The store's limits (a name too long, no space, no permission, too many open files) are raised
+as :class:`~paimon_pyspark.errors.StoreError` naming the path; a missing or existing file keeps
+its FileNotFoundError / FileExistsError, which callers rely on.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
-from typing import BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
 import pyarrow.fs as pafs
 
 from paimon_pyspark.errors import CorruptTableError
-from paimon_pyspark.fs.file_io import FileIO, temp_beside
+from paimon_pyspark.fs.file_io import FileIO, store_errors, temp_beside
 from paimon_pyspark.fs.options import FsOptions
+
+_BUFFER = 1 << 20
 
 
 class LocalFileIO(FileIO):
@@ -37,63 +52,100 @@ class LocalFileIO(FileIO):
         return os.path.isdir(path)
 
     def mkdirs(self, path: str) -> None:
-        os.makedirs(path, exist_ok=True)
+        """Create ``path`` and its missing parents, each made durable in its parent."""
+        if os.path.isdir(path):
+            return
+        missing = []
+        parent = path
+        while parent and not os.path.isdir(parent):
+            missing.append(parent)
+            up = os.path.dirname(parent)
+            if up == parent:
+                break
+            parent = up
+        with store_errors(path):
+            os.makedirs(path, exist_ok=True)
+            for created in reversed(missing):
+                sync_dir(os.path.dirname(created))
 
     def create_directory(self, path: str) -> None:
-        os.makedirs(path, exist_ok=True)
+        self.mkdirs(path)
 
     def list_names(self, path: str) -> list[str]:
         try:
-            return os.listdir(path)
+            with store_errors(path):
+                return os.listdir(path)
         except (FileNotFoundError, NotADirectoryError):
             return []
 
     def list_dirs(self, path: str) -> list[str]:
         try:
-            with os.scandir(path) as it:
+            with store_errors(path), os.scandir(path) as it:
                 return [e.name for e in it if e.is_dir()]
         except (FileNotFoundError, NotADirectoryError):
             return []
 
     def mtime(self, path: str) -> float:
-        return os.stat(path).st_mtime
+        with store_errors(path):
+            return os.stat(path).st_mtime
 
     def file_size(self, path: str) -> int:
-        return os.stat(path).st_size
+        with store_errors(path):
+            return os.stat(path).st_size
 
     def read_bytes(self, path: str) -> bytes:
         try:
-            with open(path, "rb") as f:
+            with store_errors(path), open(path, "rb") as f:
                 return f.read()
         except FileNotFoundError as e:
             raise CorruptTableError(f"File '{path}' is missing.") from e
 
     def open_input(self, path: str) -> BinaryIO:
-        return cast(BinaryIO, self.fs.open_input_file(path))
+        with store_errors(path):
+            return cast(BinaryIO, self.fs.open_input_file(path))
 
     def open_output(self, path: str) -> BinaryIO:
-        return cast(BinaryIO, self.fs.open_output_stream(path))
+        with store_errors(path):
+            return cast(BinaryIO, _DurableOutput(_SyncOnClose(path), path))
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        with open(path, "wb") as f:
+        """Write (or overwrite) ``path``, durable when this returns."""
+        with store_errors(path), open(path, "wb") as f:
             f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
 
     def overwrite_hint(self, path: str, text: str) -> None:
-        """Through a temp file and a rename, so a reader never sees a half-written hint."""
+        """Through a temp file and a rename, so a reader never sees a half-written hint. Not
+        fsynced: a hint is checked against the snapshot directory on every read, and an empty
+        or stale one left by a crash is ignored, so two fsyncs per commit buy nothing."""
         tmp = temp_beside(path)
-        self.write_bytes(tmp, text.encode("utf-8"))
-        os.replace(tmp, path)
+        with store_errors(tmp), open(tmp, "wb") as f:
+            f.write(text.encode("utf-8"))
+        try:
+            with store_errors(path):
+                os.replace(tmp, path)
+        except BaseException:
+            self.delete_quietly(tmp)
+            raise
 
     def try_write_atomic(self, path: str, data: bytes) -> bool:
+        """The bytes are durable in a temp file before the link makes them visible, and the
+        link is durable (its directory fsynced) before this returns True. A failure of that
+        last fsync raises: the file is visible but the publish is not known to be durable,
+        which callers treat as an uncertain outcome."""
         tmp = temp_beside(path)
         self.write_bytes(tmp, data)
         try:
-            os.link(tmp, path)
+            with store_errors(path):
+                os.link(tmp, path)
         except FileExistsError:
             return False
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+        with store_errors(path):
+            sync_dir(os.path.dirname(path))
         return True
 
     def delete_quietly(self, path: str) -> None:
@@ -101,5 +153,55 @@ class LocalFileIO(FileIO):
             os.unlink(path)
 
     def delete_dir(self, path: str) -> None:
-        if os.path.isdir(path):
-            self.fs.delete_dir(path)
+        with store_errors(path):
+            if os.path.isdir(path):
+                self.fs.delete_dir(path)
+
+
+def sync_dir(path: str) -> None:
+    """fsync a directory: the names created, linked or renamed in it survive a crash."""
+    fd = os.open(path or ".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class _SyncOnClose(io.FileIO):
+    """A file opened for writing whose close fsyncs it first (unless discarded)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, "wb")
+        self.discard = False
+
+    def close(self) -> None:
+        if not self.closed and not self.discard:
+            try:
+                os.fsync(self.fileno())
+            except BaseException:
+                super().close()
+                raise
+        super().close()
+
+
+class _DurableOutput(io.BufferedWriter):
+    """The output stream of a data file: buffered, durable once closed; ``abort`` closes it
+    without the fsync (its caller deletes the file). The store's limits met while writing are
+    raised as StoreError naming the file."""
+
+    def __init__(self, raw: _SyncOnClose, path: str) -> None:
+        super().__init__(raw, _BUFFER)
+        self._path = path
+
+    def write(self, data: Any) -> int:
+        with store_errors(self._path):
+            return super().write(data)
+
+    def close(self) -> None:
+        with store_errors(self._path):
+            super().close()
+
+    def abort(self) -> None:
+        cast(_SyncOnClose, self.raw).discard = True
+        with contextlib.suppress(OSError):
+            super().close()

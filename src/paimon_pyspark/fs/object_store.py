@@ -18,6 +18,7 @@ exist while empty, holds a hidden zero-byte object.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import threading
@@ -28,6 +29,7 @@ from typing import Any, BinaryIO, TypeVar, cast
 from paimon_pyspark.errors import (
     CorruptTableError,
     OptionError,
+    StoreError,
     UnsafeStoreError,
     UnsupportedOptionError,
 )
@@ -68,9 +70,15 @@ def _obstore() -> Any:
 
 
 def _translate(path: str, call: Callable[[], T], keep: tuple[type[Exception], ...] = ()) -> T:
-    """Run ``call``; a missing object becomes FileNotFoundError, any other store error (but
-    those in ``keep``) an OSError, so callers see the same errors as on a filesystem."""
-    from obstore.exceptions import BaseError, NotFoundError
+    """Run ``call``; a missing object becomes FileNotFoundError, a refused permission or
+    credential a StoreError (EACCES), any other store error (but those in ``keep``) an OSError,
+    so callers see the same errors as on a filesystem."""
+    from obstore.exceptions import (
+        BaseError,
+        NotFoundError,
+        PermissionDeniedError,
+        UnauthenticatedError,
+    )
 
     try:
         return call()
@@ -78,6 +86,9 @@ def _translate(path: str, call: Callable[[], T], keep: tuple[type[Exception], ..
         raise
     except NotFoundError as e:
         raise FileNotFoundError(f"'{path}' does not exist") from e
+    except (PermissionDeniedError, UnauthenticatedError) as e:
+        why = f"permission denied by the store: {e}".split("\n", 1)[0]
+        raise StoreError(errno.EACCES, why, path) from e
     except BaseError as e:
         raise OSError(f"'{path}': {e}".split("\n", 1)[0]) from e
 

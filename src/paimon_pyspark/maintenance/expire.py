@@ -86,8 +86,8 @@ class ExpireConfig:
                 f"retainMax ({self.retain_max}) must not be less than retainMin "
                 f"({self.retain_min})."
             )
-        if self.max_deletes < 1:
-            raise OptionError(f"max_deletes must be at least 1, got {self.max_deletes}.")
+        if self.max_deletes < 0:
+            raise OptionError(f"max_deletes must not be negative, got {self.max_deletes}.")
 
 
 class ExpireSnapshots:

@@ -91,5 +91,5 @@ class Snapshot:
                     raise KeyError(key)
             kwargs["version"] = obj.get("version", CURRENT_VERSION)
             return Snapshot(**kwargs)
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
             raise CorruptTableError(f"Snapshot file {where} is not a valid snapshot: {e}") from e

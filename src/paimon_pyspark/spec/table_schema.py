@@ -85,5 +85,5 @@ class TableSchema:
                 time_millis=int(obj.get("timeMillis", 0)),
                 version=version,
             )
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
             raise CorruptTableError(f"Schema file {where} is not a valid Paimon schema: {e}") from e

@@ -44,8 +44,9 @@ class FileStore:
     """One table's files as every operation below the facade sees them.
 
     Built from a schema and the dynamic options of one handle. It validates what the store
-    layer knows (immutable and unsupported options, file format types); the merge-engine
-    options are checked by the facade, which knows the merge engines.
+    layer knows (immutable, unsupported and out-of-range options, file format types), so a
+    schema file holding a value Java cannot read fails at load, not in a later commit; the
+    merge-engine options are checked by the facade, which knows the merge engines.
     """
 
     def __init__(
@@ -66,6 +67,7 @@ class FileStore:
         merged.update(self.dynamic_options)
         self.options = opts.CoreOptions(merged, name)
         opts.check_supported(merged, name)
+        opts.check_ranges(merged, name, bool(schema.primary_keys))
         check_format_types(list(schema.fields), self.options.file_format, name)
 
     # --- identity and schema -----------------------------------------------------------------

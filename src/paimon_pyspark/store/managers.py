@@ -91,6 +91,9 @@ class SnapshotManager:
             text = self.file_io.read_text(path)
         except CorruptTableError:
             return None
+        if not text.strip():
+            # never ours (published fsynced, fs/local.py): a store that lost the bytes
+            raise CorruptTableError(f"Snapshot file {path} is empty.")
         return Snapshot.from_json(text, path)
 
     def snapshot_exists(self, snapshot_id: int) -> bool:
