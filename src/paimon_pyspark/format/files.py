@@ -12,10 +12,16 @@ from typing import Any, cast
 
 import fastavro
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
-from paimon_pyspark.errors import CorruptTableError, UnsupportedOptionError, UnsupportedTypeError
+from paimon_pyspark.errors import (
+    CorruptTableError,
+    SchemaMismatchError,
+    UnsupportedOptionError,
+    UnsupportedTypeError,
+)
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.types.data_types import (
     ArrayType,
@@ -89,8 +95,44 @@ def orc_arrow_type(t: pa.DataType) -> pa.DataType:
     return t
 
 
+# pyarrow reads every ORC timestamp as timestamp[ns]: a value outside this range would be
+# written fine and make the file unreadable.
+_ORC_MIN_NS = -(2**63) + 1
+_ORC_MAX_NS = 2**63 - 1
+
+
+def _check_orc_timestamps(name: str, arr: pa.Array) -> None:
+    t = arr.type
+    if pa.types.is_timestamp(t):
+        if arr.null_count == len(arr):
+            return
+        wide = pc.cast(arr, pa.timestamp(t.unit), safe=False).cast(pa.int64())
+        per_ns = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}[t.unit]
+        lo, hi = pc.min_max(wide).values()
+        for v in (lo.as_py(), hi.as_py()):
+            if v is not None and not _ORC_MIN_NS <= v * per_ns <= _ORC_MAX_NS:
+                raise SchemaMismatchError(
+                    f"Field '{name}': ORC data files are read as nanosecond timestamps, so they "
+                    f"hold years 1678 to 2261 only; got {arr.type} value "
+                    f"{pa.scalar(v, pa.timestamp(t.unit, t.tz)).as_py()} (use parquet or avro)."
+                )
+    elif pa.types.is_struct(t):
+        for f, child in zip(t, arr.flatten(), strict=True):
+            _check_orc_timestamps(f"{name}.{f.name}", child)
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        _check_orc_timestamps(name, arr.flatten())
+    elif pa.types.is_map(t):
+        _check_orc_timestamps(name, arr.keys)
+        _check_orc_timestamps(name, arr.items)
+
+
 def to_orc_table(table: pa.Table) -> pa.Table:
-    """``table`` with every column in the Arrow type its ORC column holds, nulls pushed down."""
+    """``table`` with every column in the Arrow type its ORC column holds, nulls pushed down.
+
+    Raises SchemaMismatchError for a timestamp the ORC reader could not read back."""
+    for f, col in zip(table.schema, table.columns, strict=True):
+        for chunk in col.chunks:
+            _check_orc_timestamps(f.name, chunk)
     target = pa.schema([f.with_type(orc_arrow_type(f.type)) for f in table.schema])
     if not target.equals(table.schema):
         table = table.cast(target)
@@ -159,12 +201,18 @@ def from_orc_table(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
 
 def check_format_types(fields: list[DataField], fmt: str, table: str) -> None:
-    """Refuse, as Java does at CREATE TABLE, types the file format cannot hold exactly."""
-    if fmt != "avro":
+    """Refuse, as Java does at CREATE TABLE, types the file format cannot hold exactly; and for
+    ORC, TIME with a precision above 3, which pyarrow's ORC writer cannot write."""
+    if fmt not in ("avro", "orc"):
         return
 
     def visit(name: str, t: DataType) -> None:
-        if isinstance(t, TimestampType) and t.precision > 6:
+        if fmt == "orc" and isinstance(t, TimeType) and t.precision > 3:
+            raise UnsupportedTypeError(
+                f"Table '{table}': field '{name}' is {t}, but ORC files are written here with "
+                f"TIME precision <= 3 only (use parquet, or TIME(3))."
+            )
+        if fmt == "avro" and isinstance(t, TimestampType) and t.precision > 6:
             raise UnsupportedTypeError(
                 f"Table '{table}': field '{name}' is {t}, but Avro does not support TIMESTAMP "
                 f"type with precision: {t.precision} (use parquet or orc, or precision <= 6)."

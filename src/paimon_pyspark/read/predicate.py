@@ -18,7 +18,7 @@ import math
 import operator
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -27,7 +27,7 @@ from typing import Any, Literal
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_pyspark.errors import PredicateError
+from paimon_pyspark.errors import PredicateError, describe
 from paimon_pyspark.types.arrow import to_arrow_type
 from paimon_pyspark.types.data_types import (
     AtomicType,
@@ -353,14 +353,19 @@ class PredicateBuilder:
         return f"table '{self._table_name}'" if self._table_name else "the table"
 
     def _literal_list(self, field: str, literals: Iterable[Any]) -> list[Any]:
-        if isinstance(literals, str | bytes):
+        if isinstance(literals, str | bytes | Mapping) or not isinstance(literals, Iterable):
             raise PredicateError(
                 f"Cannot filter {self._where()}: the literals for field '{field}' must be a list "
-                f"of values, not the single value {literals!r}"
+                f"of values, not {describe(literals)}"
             )
         return list(literals)
 
     def _leaf(self, function: str, field: str, literals: list[Any]) -> LeafPredicate:
+        if not isinstance(field, str):
+            raise PredicateError(
+                f"Cannot filter {self._where()}: a field is named by a string, got "
+                f"{describe(field)}"
+            )
         t = self._types.get(field)
         if t is None:
             raise PredicateError(
@@ -424,8 +429,14 @@ def _changed_by_conversion(value: Any, out: Any) -> bool:
 
 def _compound(function: Literal["and", "or"], predicates: Iterable[Predicate]) -> Predicate | None:
     """Nested children of the same function are flattened; a single child stands alone."""
+    if isinstance(predicates, Predicate) or not isinstance(predicates, Iterable):
+        raise PredicateError(f"{function} takes a list of predicates, got {describe(predicates)}")
     children: list[Predicate] = []
     for p in predicates:
+        if not isinstance(p, Predicate):
+            raise PredicateError(
+                f"{function} combines predicates from a PredicateBuilder, got {describe(p)}"
+            )
         if isinstance(p, CompoundPredicate) and p.function == function:
             children.extend(p.children)
         else:
@@ -433,6 +444,34 @@ def _compound(function: Literal["and", "or"], predicates: Iterable[Predicate]) -
     if not children:
         return None
     return children[0] if len(children) == 1 else CompoundPredicate(function, tuple(children))
+
+
+def leaves(predicate: Predicate) -> Iterator[LeafPredicate]:
+    """Every leaf under ``predicate``."""
+    if isinstance(predicate, LeafPredicate):
+        yield predicate
+    elif isinstance(predicate, CompoundPredicate):
+        for child in predicate.children:
+            yield from leaves(child)
+
+
+def check_fields(predicate: Predicate, fields: Sequence[DataField], table: str) -> None:
+    """A predicate built for another table (or by hand) names only fields of this one, each
+    with the type it has here: a literal of another type would fail deep inside Arrow."""
+    types = {f.name: f.type for f in fields}
+    for leaf in leaves(predicate):
+        t = types.get(leaf.field)
+        if t is None:
+            raise PredicateError(
+                f"Cannot filter table '{table}': it has no field '{leaf.field}' "
+                f"(fields: {', '.join(types)})"
+            )
+        if t.copy(nullable=True) != leaf.type.copy(nullable=True):
+            raise PredicateError(
+                f"Cannot filter table '{table}': predicate {leaf} was built for field "
+                f"'{leaf.field}' of type {leaf.type}, but the field is {t}; build it with this "
+                "table's new_predicate_builder()"
+            )
 
 
 def _require(predicate: Predicate | None, name: str) -> Predicate:

@@ -5,10 +5,11 @@ Mirrors org.apache.paimon.table.source.ReadBuilderImpl.
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import TYPE_CHECKING
 
-from paimon_pyspark.errors import PredicateError
-from paimon_pyspark.read.predicate import Predicate, PredicateBuilder
+from paimon_pyspark.errors import InvalidArgumentError, PredicateError, describe
+from paimon_pyspark.read.predicate import Predicate, PredicateBuilder, check_fields
 from paimon_pyspark.read.scan import TableScan
 from paimon_pyspark.read.table_read import TableRead
 from paimon_pyspark.types.data_types import RowType
@@ -25,6 +26,12 @@ class ReadBuilder:
         self._limit: int | None = None
 
     def with_projection(self, projection: list[str]) -> ReadBuilder:
+        """Read only these fields, in this order (a list of field names)."""
+        if isinstance(projection, str | bytes) or not isinstance(projection, list | tuple):
+            raise InvalidArgumentError(
+                f"Table '{self.store.name}': ReadBuilder.with_projection(projection) takes a "
+                f"list of field names, got {describe(projection)}."
+            )
         unknown = [n for n in projection if n not in self.store.field_names]
         if unknown:
             raise PredicateError(
@@ -35,11 +42,26 @@ class ReadBuilder:
         return self
 
     def with_filter(self, predicate: Predicate | None) -> ReadBuilder:
+        if predicate is not None and not isinstance(predicate, Predicate):
+            raise InvalidArgumentError(
+                f"Table '{self.store.name}': ReadBuilder.with_filter(predicate) takes a "
+                f"Predicate from new_predicate_builder(), or None, got {describe(predicate)}."
+            )
+        if predicate is not None:
+            check_fields(predicate, self.store.fields, self.store.name)
         self._predicate = predicate
         return self
 
-    def with_limit(self, limit: int) -> ReadBuilder:
-        self._limit = limit
+    def with_limit(self, limit: int | None) -> ReadBuilder:
+        """Read at most ``limit`` rows (None: all)."""
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, Integral) or limit < 0
+        ):
+            raise InvalidArgumentError(
+                f"Table '{self.store.name}': ReadBuilder.with_limit(limit) takes an int >= 0, "
+                f"or None, got {describe(limit)}."
+            )
+        self._limit = None if limit is None else int(limit)
         return self
 
     def new_predicate_builder(self) -> PredicateBuilder:

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import pyarrow as pa
 
+from paimon_pyspark.errors import InvalidArgumentError, describe
 from paimon_pyspark.io.data_file_reader import read_data_file
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.read.kv_read import merge_read
 from paimon_pyspark.read.predicate import Predicate
-from paimon_pyspark.read.scan import DataSplit
+from paimon_pyspark.read.scan import DataSplit, Plan
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.types.arrow import to_arrow_type
@@ -56,7 +57,7 @@ class TableRead:
         self._merge_settings = MergeSettings.from_table(table) if table.primary_keys else None
 
     def to_arrow(self, splits: Sequence[DataSplit]) -> pa.Table:
-        parts = list(self._parts(splits))
+        parts = list(self._parts(self._splits("to_arrow", splits)))
         if not parts:
             return self.output_schema.empty_table()
         result = pa.concat_tables(parts)
@@ -65,10 +66,29 @@ class TableRead:
         return result
 
     def to_arrow_batch_reader(self, splits: Sequence[DataSplit]) -> pa.RecordBatchReader:
-        return pa.RecordBatchReader.from_batches(self.output_schema, self._batches(splits))
+        checked = self._splits("to_arrow_batch_reader", splits)
+        return pa.RecordBatchReader.from_batches(self.output_schema, self._batches(checked))
 
     def to_pandas(self, splits: Sequence[DataSplit]) -> pd.DataFrame:
-        return self.to_arrow(splits).to_pandas()
+        return self.to_arrow(self._splits("to_pandas", splits)).to_pandas()
+
+    def _splits(self, call: str, splits: object) -> list[DataSplit]:
+        """``splits`` as a list of DataSplits, or a typed error naming what came instead."""
+        where = f"Table '{self.table.name}': TableRead.{call}(splits)"
+        if isinstance(splits, Plan):
+            raise InvalidArgumentError(f"{where} takes plan.splits(), not the Plan itself.")
+        if not isinstance(splits, list | tuple):
+            raise InvalidArgumentError(
+                f"{where} takes a list of DataSplits from a scan's plan().splits(), got "
+                f"{describe(splits)}."
+            )
+        for s in splits:
+            if not isinstance(s, DataSplit):
+                raise InvalidArgumentError(
+                    f"{where} holds {describe(s)}; each split is a DataSplit from a scan's "
+                    "plan().splits()."
+                )
+        return list(splits)
 
     def _parts(self, splits: Sequence[DataSplit]) -> list[pa.Table]:
         """Every split's rows, read concurrently: per file, or per merged bucket."""

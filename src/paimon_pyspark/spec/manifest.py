@@ -9,14 +9,16 @@ bytes in, bytes out; reading and writing files is the caller's business.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import fastavro
 
 from paimon_pyspark.errors import CorruptTableError
 from paimon_pyspark.spec.data_file_meta import DataFileMeta, SimpleStats
+
+_R = TypeVar("_R")
 
 KIND_ADD = 0
 KIND_DELETE = 1
@@ -407,8 +409,20 @@ def encode_manifest_entries(entries: Iterable[ManifestEntry], codec: str) -> byt
     return encode(MANIFEST_ENTRY_SCHEMA, (e.to_avro() for e in entries), codec)
 
 
+def _records(data: bytes, where: str, build: Callable[[dict[str, Any]], _R], kind: str) -> list[_R]:
+    """Decode, then build each record; a record without a field its kind needs (a damaged
+    header that renamed it, a file of another kind) is a CorruptTableError naming the file."""
+    records = decode(data, where)
+    try:
+        return [build(r) for r in records]
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise CorruptTableError(
+            f"Avro file {where} is not a readable {kind}: {type(e).__name__} {e}"
+        ) from e
+
+
 def decode_manifest_entries(data: bytes, where: str) -> list[ManifestEntry]:
-    return [ManifestEntry.from_avro(r) for r in decode(data, where)]
+    return _records(data, where, ManifestEntry.from_avro, "manifest")
 
 
 def encode_manifest_list(metas: Iterable[ManifestFileMeta], codec: str) -> bytes:
@@ -416,7 +430,7 @@ def encode_manifest_list(metas: Iterable[ManifestFileMeta], codec: str) -> bytes
 
 
 def decode_manifest_list(data: bytes, where: str) -> list[ManifestFileMeta]:
-    return [ManifestFileMeta.from_avro(r) for r in decode(data, where)]
+    return _records(data, where, ManifestFileMeta.from_avro, "manifest list")
 
 
 def encode_index_manifest(entries: Iterable[IndexManifestEntry], codec: str) -> bytes:
@@ -424,4 +438,4 @@ def encode_index_manifest(entries: Iterable[IndexManifestEntry], codec: str) -> 
 
 
 def decode_index_manifest(data: bytes, where: str) -> list[IndexManifestEntry]:
-    return [IndexManifestEntry.from_avro(r) for r in decode(data, where)]
+    return _records(data, where, IndexManifestEntry.from_avro, "index manifest")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from paimon_pyspark.errors import UnsupportedOptionError
+from paimon_pyspark.errors import InvalidArgumentError, UnsupportedOptionError, describe
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.merge.merge_function import check_merge_options
 from paimon_pyspark.options import CoreOptions
@@ -121,8 +121,35 @@ class FileStoreTable:
         return self.store.partition_rel_path(values)
 
     def copy(self, dynamic_options: Mapping[str, Any]) -> FileStoreTable:
-        """The same table with options overridden for this handle only (pypaimon's copy)."""
-        return FileStoreTable.of(self.store.copy(dynamic_options))
+        """The same table with options overridden for this handle only (pypaimon's copy).
+
+        Options are strings, as in Java; ints and floats are taken as their text and bools as
+        ``true``/``false``. Anything else (None, bytes, a list) is refused rather than turned
+        into its repr.
+        """
+        if not isinstance(dynamic_options, Mapping):
+            raise InvalidArgumentError(
+                f"Table '{self.name}': FileStoreTable.copy(dynamic_options) takes a mapping of "
+                f"option key to value, got {describe(dynamic_options)}."
+            )
+        options: dict[str, str] = {}
+        for key, value in dynamic_options.items():
+            if not isinstance(key, str):
+                raise InvalidArgumentError(
+                    f"Table '{self.name}': FileStoreTable.copy(dynamic_options) has the key "
+                    f"{describe(key)}; option keys are strings."
+                )
+            if isinstance(value, bool):
+                options[key] = "true" if value else "false"
+            elif isinstance(value, str | int | float):
+                options[key] = str(value)
+            else:
+                raise InvalidArgumentError(
+                    f"Table '{self.name}': FileStoreTable.copy(dynamic_options) gives option "
+                    f"'{key}' the value {describe(value)}; a value is a string (or an int, float "
+                    "or bool)."
+                )
+        return FileStoreTable.of(self.store.copy(options))
 
     # --- builders ----------------------------------------------------------------------------
 
@@ -140,6 +167,11 @@ class FileStoreTable:
         records (Java's DELETE on a primary-key table does the same), so a later upsert of
         the same key brings it back. Returns the number of rows deleted.
         """
+        if predicate is not None and not isinstance(predicate, Predicate):
+            raise InvalidArgumentError(
+                f"Table '{self.name}': FileStoreTable.delete(predicate) takes a Predicate from "
+                f"new_predicate_builder(), or None, got {describe(predicate)}."
+            )
         if not self.primary_keys:
             raise UnsupportedOptionError(
                 f"Table '{self.name}': delete needs a primary key; this table has none."

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from paimon_pyspark.commit.overwrite import Overwrite, partition_spec
-from paimon_pyspark.errors import CommitError
+from paimon_pyspark.errors import CommitError, InvalidArgumentError, describe
 from paimon_pyspark.read.bootstrap import bootstrapped_global_assigner
 from paimon_pyspark.table.table_commit import TableCommit
 from paimon_pyspark.write.table_write import TableWrite
@@ -34,6 +34,11 @@ class BatchWriteBuilder:
         overwrite_spec: Overwrite | None = None,
     ) -> None:
         """``overwrite_spec``: an overwrite planned elsewhere (a distributed job's driver)."""
+        if commit_user is not None and not isinstance(commit_user, str):
+            raise InvalidArgumentError(
+                f"Table '{table.name}': new_batch_write_builder(commit_user) must be a string "
+                f"or None, got {describe(commit_user)}."
+            )
         self.table = table
         self.commit_user = commit_user or str(uuid.uuid4())
         self.overwrite_spec = overwrite_spec
@@ -42,6 +47,11 @@ class BatchWriteBuilder:
 
     def with_commit_user(self, commit_user: str) -> BatchWriteBuilder:
         """Use ``commit_user`` for the writes and commits made from this builder."""
+        if not isinstance(commit_user, str):
+            raise InvalidArgumentError(
+                f"Table '{self.table.name}': BatchWriteBuilder.with_commit_user(commit_user) "
+                f"must be a non-empty string, got {describe(commit_user)}."
+            )
         if not commit_user:
             raise CommitError("A commit user must be a non-empty string.")
         self.commit_user = commit_user
@@ -63,8 +73,19 @@ class BatchWriteBuilder:
         writer changes rows of the replaced partitions before this commit, the commit fails
         with CommitConflictError rather than silently dropping those rows.
         """
-        spec = dict(static_partition or {})
         table = self.table
+        if static_partition is not None and not isinstance(static_partition, Mapping):
+            raise InvalidArgumentError(
+                f"Table '{table.name}': BatchWriteBuilder.overwrite(static_partition) takes a "
+                f"mapping of partition key to value, or None, got {describe(static_partition)}."
+            )
+        spec = dict(static_partition or {})
+        bad = [k for k in spec if not isinstance(k, str)]
+        if bad:
+            raise InvalidArgumentError(
+                f"Table '{table.name}': BatchWriteBuilder.overwrite(static_partition) has the "
+                f"key {describe(bad[0])}; keys are partition key names."
+            )
         partition_spec(
             table.name,
             table.partition_keys,

@@ -37,10 +37,12 @@ import pyarrow.compute as pc
 from paimon_pyspark.bucket.cross_partition import KeyIndexBootstrap
 from paimon_pyspark.bucket.routers import new_router
 from paimon_pyspark.errors import (
+    InvalidArgumentError,
     NullViolationError,
     OptionError,
     PaimonError,
     SchemaMismatchError,
+    describe,
 )
 from paimon_pyspark.io.data_file import DataFileSettings
 from paimon_pyspark.io.key_value_file import KvFileSettings
@@ -96,7 +98,12 @@ class TableWrite:
         key_index_bootstrap: KeyIndexBootstrap | None = None,
     ) -> None:
         table.check_writable()
-        slot = (0, 1) if sequence_slot is None else (int(sequence_slot[0]), int(sequence_slot[1]))
+        if not isinstance(commit_user, str) or not commit_user:
+            raise InvalidArgumentError(
+                f"Table '{table.name}': TableWrite(commit_user) must be a non-empty string, "
+                f"got {describe(commit_user)}."
+            )
+        slot = _sequence_slot(table.name, sequence_slot)
         if slot[1] < 1 or not 0 <= slot[0] < slot[1]:
             raise OptionError(
                 f"Table '{table.name}': sequence_slot {sequence_slot} must be (index, stride) "
@@ -150,9 +157,15 @@ class TableWrite:
         ``row_kinds`` (one int8 per row, primary-key tables): the kinds that stage left the
         rows with (the -D records of keys that changed partition included), taken as they are
         instead of ``rowkind.field``."""
-        data = self._align(table)
+        data = self._align(self._arrow("write_arrow", table))
         if row_kinds is not None and self.primary_key:
-            data = data.append_column(VALUE_KIND, pa.array(np.asarray(row_kinds, np.int8)))
+            kinds = self._per_row("row_kinds", row_kinds, data.num_rows)
+            if ((kinds < 0) | (kinds >= len(ROW_KIND_NAMES))).any():
+                raise InvalidArgumentError(
+                    f"Table '{self.table.name}': TableWrite.write_arrow(row_kinds) holds a value "
+                    f"outside {sorted(ROW_KIND_NAMES.values())} (the row kinds {ROW_KIND_NAMES})."
+                )
+            data = data.append_column(VALUE_KIND, pa.array(kinds.astype(np.int8)))
         elif self.primary_key:
             data = self._with_row_kinds(data)
         if buckets is not None and not self.router.accepts_buckets:
@@ -161,7 +174,8 @@ class TableWrite:
                 "primary-key tables and fixed-bucket writes of postpone tables; this write "
                 "assigns its own."
             )
-        self._write_aligned(data, None if buckets is None else np.asarray(buckets, np.int32))
+        given = None if buckets is None else self._per_row("buckets", buckets, data.num_rows)
+        self._write_aligned(data, given)
 
     def pin_postpone_buckets(self, known: Mapping[bytes, int]) -> None:
         """Postpone tables: route fixed-bucket writes with these partitions' bucket counts (a
@@ -172,14 +186,14 @@ class TableWrite:
     def rows_with_kinds(self, table: pa.Table) -> pa.Table:
         """``table`` aligned to the schema, with its ``_VALUE_KIND`` column if the table has a
         primary key (retractions dropped under ignore-delete): the rows a write would route."""
-        data = self._align(table)
+        data = self._align(self._arrow("rows_with_kinds", table))
         return self._with_row_kinds(data) if self.primary_key else data
 
     def delete_arrow(self, table: pa.Table) -> None:
         """Write ``table``'s rows as -D records of a primary-key table (whatever their kind)."""
         if not self.primary_key:
             raise OptionError(f"Table '{self.table.name}': delete needs a primary key.")
-        data = self._align(table)
+        data = self._align(self._arrow("delete_arrow", table))
         rowkind = self.table.options.rowkind_field
         if rowkind is not None:
             index = data.schema.get_field_index(rowkind)
@@ -205,10 +219,24 @@ class TableWrite:
             self._submit((partition, bucket), partial(self._write_rows, writer, data, indices))
 
     def write_arrow_batch(self, batch: pa.RecordBatch) -> None:
-        self.write_arrow(pa.Table.from_batches([batch]))
+        self.write_arrow(self._arrow("write_arrow_batch", batch))
 
     def write_pandas(self, df: pd.DataFrame) -> None:
-        self.write_arrow(pa.Table.from_pandas(df, preserve_index=False))
+        """Write a pandas DataFrame: its columns are converted as Arrow infers them, then cast
+        to the table's types as ``write_arrow`` does (its index is not written)."""
+        if not isinstance(df, pd.DataFrame):
+            raise InvalidArgumentError(
+                f"Table '{self.table.name}': TableWrite.write_pandas(df) takes a "
+                f"pandas.DataFrame, got {describe(df)}"
+                + ("; use write_arrow for Arrow data." if _is_arrow(df) else ".")
+            )
+        try:
+            data = pa.Table.from_pandas(df, preserve_index=False)
+        except (pa.ArrowException, ValueError, TypeError, OverflowError) as e:
+            raise SchemaMismatchError(
+                f"Table '{self.table.name}': the DataFrame cannot be converted to Arrow: {e}"
+            ) from e
+        self.write_arrow(data)
 
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush every writer and describe the new files; the write can then be closed."""
@@ -289,11 +317,51 @@ class TableWrite:
 
     # --- schema --------------------------------------------------------------------------------
 
+    def _arrow(self, call: str, data: object) -> pa.Table:
+        """``data`` as a Table if it is Arrow data pypaimon's writes take (a Table or a
+        RecordBatch), else an InvalidArgumentError saying what to pass instead."""
+        if isinstance(data, pa.Table):
+            return data
+        if isinstance(data, pa.RecordBatch):
+            return pa.Table.from_batches([data])
+        hint = ""
+        if isinstance(data, pd.DataFrame):
+            hint = " Use write_pandas for a pandas DataFrame."
+        elif isinstance(data, pa.RecordBatchReader):
+            hint = " Read a RecordBatchReader first (reader.read_all()), or write its batches."
+        elif isinstance(data, list | tuple | dict):
+            hint = " Build a table first, e.g. pyarrow.Table.from_pylist(rows)."
+        raise InvalidArgumentError(
+            f"Table '{self.table.name}': TableWrite.{call} takes a pyarrow.Table or "
+            f"pyarrow.RecordBatch, got {describe(data)}.{hint}"
+        )
+
+    def _per_row(self, argument: str, values: object, num_rows: int) -> npt.NDArray[np.int32]:
+        """``write_arrow``'s ``buckets`` or ``row_kinds``: one int32 per row, or a typed error."""
+        where = f"Table '{self.table.name}': TableWrite.write_arrow({argument})"
+        try:
+            array = np.asarray(values)
+        except (ValueError, TypeError) as e:
+            raise InvalidArgumentError(f"{where} is not an array of integers: {e}") from e
+        if array.ndim != 1 or len(array) != num_rows or array.dtype.kind not in "iu":
+            raise InvalidArgumentError(
+                f"{where} must hold one integer per row ({num_rows}), got {array.size} "
+                f"value(s) of dtype {array.dtype} in {array.ndim} dimension(s)."
+            )
+        if array.size and (array.min() < -(2**31) or array.max() >= 2**31):
+            raise InvalidArgumentError(f"{where} holds a value outside the int32 range.")
+        return array.astype(np.int32)
+
     def _align(self, data: pa.Table) -> pa.Table:
         """Reorder and cast ``data`` to the table schema, or say exactly what does not fit."""
         name = self.table.name
         target = self.table.arrow_schema
         given = data.schema.names
+        duplicated = sorted({n for n in given if given.count(n) > 1})
+        if duplicated:
+            raise SchemaMismatchError(
+                f"Table '{name}': written data has the field(s) {duplicated} more than once."
+            )
         missing = [n for n in target.names if n not in given]
         extra = [n for n in given if n not in target.names]
         if missing or extra:
@@ -309,7 +377,7 @@ class TableWrite:
             if column.type != field.type:
                 try:
                     column = pc.cast(column, field.type, safe=True)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
                     raise SchemaMismatchError(
                         f"Table '{name}': field '{field.name}' has type {column.type}, which "
                         f"cannot be written as {field.type}: {e}"
@@ -421,9 +489,34 @@ class TableWrite:
     # --- flushing ------------------------------------------------------------------------------
 
     def _submit(self, key: tuple[bytes, int], fn: Any) -> Future[Any]:
+        if self._closed:
+            raise PaimonError(
+                f"Table '{self.table.name}': this TableWrite is closed; open a new one with "
+                "new_write()."
+            )
         previous = self._pending.get(key)
         if previous is not None:
             previous.result()
         fut: Future[Any] = self._pool.submit(fn)
         self._pending[key] = fut
         return fut
+
+
+def _is_arrow(value: object) -> bool:
+    return isinstance(value, pa.Table | pa.RecordBatch | pa.RecordBatchReader)
+
+
+def _sequence_slot(table: str, slot: object) -> tuple[int, int]:
+    """``sequence_slot`` as a pair of ints (its range is checked by the caller)."""
+    if slot is None:
+        return (0, 1)
+    if (
+        isinstance(slot, tuple | list)
+        and len(slot) == 2
+        and all(isinstance(x, int | np.integer) and not isinstance(x, bool) for x in slot)
+    ):
+        return int(slot[0]), int(slot[1])
+    raise InvalidArgumentError(
+        f"Table '{table}': TableWrite(sequence_slot) must be None or a pair of ints "
+        f"(index, stride), got {describe(slot)}."
+    )
