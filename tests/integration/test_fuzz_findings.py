@@ -172,3 +172,19 @@ def test_commit_of_none_is_a_typed_error(catalog: FileSystemCatalog) -> None:
     commit = catalog.get_table("db.t").new_batch_write_builder().new_commit()
     with pytest.raises(InvalidArgumentError, match="NoneType"):
         commit.commit(None)  # type: ignore[arg-type]
+
+
+def test_parquet_with_a_nanosecond_column_refuses_a_timestamp_int96_cannot_hold(
+    catalog: FileSystemCatalog,
+) -> None:
+    """A TIMESTAMP(7..9) column makes every timestamp of the file INT96 (as Java writes it),
+    read back as nanoseconds: year 1 in a TIMESTAMP(0) column beside it would be unreadable."""
+    schema = pa.schema([("ts", pa.timestamp("ms")), ("ns", pa.timestamp("ns"))])
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(schema))
+    old = pa.table({"ts": [dt.datetime(1, 1, 1)], "ns": [None]}, schema=schema)
+    with pytest.raises(SchemaMismatchError, match="0001-01-01"):
+        _write(catalog, "t", old)
+    now = pa.table({"ts": [dt.datetime(2020, 1, 1)], "ns": [None]}, schema=schema)
+    _write(catalog, "t", now)
+    rb = catalog.get_table("db.t").new_read_builder()
+    assert rb.new_read().to_arrow(rb.new_scan().plan().splits()).num_rows == 1

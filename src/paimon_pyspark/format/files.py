@@ -95,13 +95,21 @@ def orc_arrow_type(t: pa.DataType) -> pa.DataType:
     return t
 
 
-# pyarrow reads every ORC timestamp as timestamp[ns]: a value outside this range would be
-# written fine and make the file unreadable.
-_ORC_MIN_NS = -(2**63) + 1
-_ORC_MAX_NS = 2**63 - 1
+# pyarrow reads every ORC timestamp, and every INT96 one, as timestamp[ns]: a value outside
+# this range would be written fine and make the file unreadable.
+_MIN_NS = -(2**63) + 1
+_MAX_NS = 2**63 - 1
 
 
-def _check_orc_timestamps(name: str, arr: pa.Array) -> None:
+def check_nanosecond_timestamps(table: pa.Table, why: str) -> None:
+    """Raise SchemaMismatchError, naming the field and the value, for a timestamp of ``table``
+    outside the years a nanosecond timestamp holds; ``why`` says which file kind needs it."""
+    for f, col in zip(table.schema, table.columns, strict=True):
+        for chunk in col.chunks:
+            _check_timestamps(f.name, chunk, why)
+
+
+def _check_timestamps(name: str, arr: pa.Array, why: str) -> None:
     t = arr.type
     if pa.types.is_timestamp(t):
         if arr.null_count == len(arr):
@@ -110,29 +118,27 @@ def _check_orc_timestamps(name: str, arr: pa.Array) -> None:
         per_ns = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}[t.unit]
         lo, hi = pc.min_max(wide).values()
         for v in (lo.as_py(), hi.as_py()):
-            if v is not None and not _ORC_MIN_NS <= v * per_ns <= _ORC_MAX_NS:
+            if v is not None and not _MIN_NS <= v * per_ns <= _MAX_NS:
                 raise SchemaMismatchError(
-                    f"Field '{name}': ORC data files are read as nanosecond timestamps, so they "
-                    f"hold years 1678 to 2261 only; got {arr.type} value "
-                    f"{pa.scalar(v, pa.timestamp(t.unit, t.tz)).as_py()} (use parquet or avro)."
+                    f"Field '{name}': {why} are read as nanosecond timestamps, so they hold "
+                    f"years 1678 to 2261 only; got {arr.type} value "
+                    f"{pa.scalar(v, pa.timestamp(t.unit, t.tz)).as_py()}."
                 )
     elif pa.types.is_struct(t):
         for f, child in zip(t, arr.flatten(), strict=True):
-            _check_orc_timestamps(f"{name}.{f.name}", child)
+            _check_timestamps(f"{name}.{f.name}", child, why)
     elif pa.types.is_list(t) or pa.types.is_large_list(t):
-        _check_orc_timestamps(name, arr.flatten())
+        _check_timestamps(name, arr.flatten(), why)
     elif pa.types.is_map(t):
-        _check_orc_timestamps(name, arr.keys)
-        _check_orc_timestamps(name, arr.items)
+        _check_timestamps(name, arr.keys, why)
+        _check_timestamps(name, arr.items, why)
 
 
 def to_orc_table(table: pa.Table) -> pa.Table:
     """``table`` with every column in the Arrow type its ORC column holds, nulls pushed down.
 
     Raises SchemaMismatchError for a timestamp the ORC reader could not read back."""
-    for f, col in zip(table.schema, table.columns, strict=True):
-        for chunk in col.chunks:
-            _check_orc_timestamps(f.name, chunk)
+    check_nanosecond_timestamps(table, "ORC data files (use parquet or avro)")
     target = pa.schema([f.with_type(orc_arrow_type(f.type)) for f in table.schema])
     if not target.equals(table.schema):
         table = table.cast(target)

@@ -16,7 +16,11 @@ import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
 from paimon_pyspark.errors import UnsupportedOptionError
-from paimon_pyspark.format.files import to_orc_table, write_avro_file
+from paimon_pyspark.format.files import (
+    check_nanosecond_timestamps,
+    to_orc_table,
+    write_avro_file,
+)
 from paimon_pyspark.fs.file_io import FileIO, abort_output
 from paimon_pyspark.types.data_types import DataField
 
@@ -45,6 +49,7 @@ class FormatWriter:
         self._out: BinaryIO | None = None
         self._writer: Any = None
         self._pending: list[pa.Table] = []
+        self._int96 = fmt == "parquet" and _has_nanosecond_timestamp(schema)
         if fmt == "parquet":
             codec = "none" if compression in ("none", "uncompressed") else compression
             if codec not in _PARQUET_CODECS:
@@ -58,7 +63,7 @@ class FormatWriter:
                 store_decimal_as_integer=True,
                 # Java stores TIMESTAMP(7..9) as INT96 and reads precision > 6 only from it;
                 # pyarrow can only switch INT96 on for every timestamp column of the file.
-                use_deprecated_int96_timestamps=_has_nanosecond_timestamp(schema),
+                use_deprecated_int96_timestamps=self._int96,
             )
         elif fmt == "orc":
             codec = "uncompressed" if compression == "none" else compression
@@ -69,6 +74,12 @@ class FormatWriter:
 
     def write(self, table: pa.Table) -> None:
         if self.fmt == "parquet":
+            if self._int96:
+                check_nanosecond_timestamps(
+                    table,
+                    "timestamps of a Parquet file with a TIMESTAMP(7..9) column (INT96, as Java "
+                    "writes them)",
+                )
             self._writer.write_table(table, row_group_size=1024 * 1024)
         elif self.fmt == "orc":
             # pyarrow's ORC writer misplaces struct children of sliced arrays: write copies.
