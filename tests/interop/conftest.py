@@ -25,9 +25,13 @@ from pypaimon_oracle import PypaimonOracle, pypaimon_oracle_fixture  # noqa: E40
 
 
 @pytest.fixture(scope="session")
-def pypaimon_oracle() -> PypaimonOracle:
+def pypaimon_oracle() -> Iterator[PypaimonOracle]:
     """pypaimon 2.1 in its own venv; a missing venv fails (see ``pypaimon_oracle_fixture``)."""
-    return pypaimon_oracle_fixture()
+    oracle = pypaimon_oracle_fixture()
+    try:
+        yield oracle
+    finally:
+        oracle.close()
 
 
 @pytest.fixture(scope="session")

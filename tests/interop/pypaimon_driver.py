@@ -14,13 +14,27 @@ Commands (JSON object on argv[1], or on stdin when argv is empty):
   "mode"?: "append" | "overwrite", "static_partition"?: {...}}``; ``commits`` > 1 splits the
   rows into that many consecutive slices, one snapshot each.
 
-Success prints a JSON object on stdout; failure prints ``{"error", "type", "traceback"}``
-on stderr and exits with status 1.
+Success prints a JSON object (with the ``pid`` that ran the command) on stdout; failure
+prints ``{"error", "type", "traceback"}`` on stderr and exits with status 1.
+
+``--serve SOCKET`` turns the script into a fork server, so a test session pays the ~2 s import
+of pypaimon (pandas, polars, pyarrow.dataset) once instead of per command. Each command still
+runs in its own process: a child forked from the idle, import-only server, which exits after
+the command, so no pypaimon object outlives a call and the server never opens a warehouse.
+The protocol is one JSON line per connection, ``{"command", "stdout", "stderr", "cwd",
+"env"}``, answered by ``{"pid"}`` at the fork and ``{"returncode"}`` at the child's exit (as
+``subprocess`` reports it). The client closing its end kills the child (a timeout); the
+server exits when its stdin closes, killing any child still running.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import select
+import signal
+import socket
 import sys
 import traceback
 from typing import Any
@@ -147,9 +161,97 @@ def main(argv: list[str]) -> int:
         }
         print(json.dumps(payload), file=sys.stderr)
         return 1
-    print(json.dumps({"ok": True, **result}, default=str))
+    print(json.dumps({"ok": True, "pid": os.getpid(), **result}, default=str))
     return 0
 
 
+def _run_forked(request: dict[str, Any]) -> int:
+    """The child's whole life: the caller's cwd, env and output files, then one command."""
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(target, fd)
+        os.close(target)
+    return main([__file__, json.dumps(request["command"])])
+
+
+def _send(conn: socket.socket, message: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):  # the client gave up on this call; nothing to tell it
+        conn.sendall(json.dumps(message).encode() + b"\n")
+
+
+def serve(socket_path: str) -> int:
+    """Fork one child per connection; see the module docstring for the protocol."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(socket_path)
+    listener.listen(16)
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    signal.set_wakeup_fd(wake_write)
+    running: dict[int, socket.socket] = {}
+    stdin = sys.stdin.buffer
+    print(json.dumps({"ready": os.getpid()}), flush=True)
+    try:
+        while True:
+            readable, _, _ = select.select([listener, stdin, wake_read, *running.values()], [], [])
+            if stdin in readable and not stdin.read1(4096):
+                return 0
+            if wake_read in readable:
+                while True:
+                    try:
+                        if not os.read(wake_read, 4096):
+                            break
+                    except BlockingIOError:
+                        break
+            for pid, conn in list(running.items()):
+                if conn in readable:  # the client hung up (its timeout): end the command
+                    os.kill(pid, signal.SIGKILL)
+            while running:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+                if pid == 0:
+                    break
+                conn = running.pop(pid)
+                _send(conn, {"returncode": os.waitstatus_to_exitcode(status)})
+                conn.close()
+            if listener in readable:
+                conn, _ = listener.accept()
+                with conn.makefile("rb") as lines:
+                    request = json.loads(lines.readline())
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:
+                    code = 1
+                    try:
+                        signal.set_wakeup_fd(-1)
+                        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                        for other in (listener, conn, *running.values()):
+                            other.close()
+                        os.close(wake_read)
+                        os.close(wake_write)
+                        code = _run_forked(request)
+                    finally:
+                        sys.stdout.flush()
+                        sys.stderr.flush()
+                        os._exit(code)
+                running[pid] = conn
+                _send(conn, {"pid": pid})
+    finally:
+        for pid in running:
+            os.kill(pid, signal.SIGKILL)
+        for pid in running:
+            os.waitpid(pid, 0)
+        listener.close()
+        os.unlink(socket_path)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--serve":
+        sys.exit(serve(sys.argv[2]))
     sys.exit(main(sys.argv))

@@ -3,14 +3,20 @@
 pypaimon pins pyarrow<20 while the product needs pyarrow 26, so it runs in a separate venv
 (``.venv-pypaimon``, built by ``make test``) behind ``pypaimon_driver.py``. Rows cross the
 process boundary as Arrow IPC files, which both pyarrow versions read and write losslessly.
+Every call runs in a fresh process forked from the driver's fork server (``--serve``), which
+imports pypaimon once per session instead of once per call.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
+import socket
 import subprocess
 import tempfile
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,16 +47,137 @@ def _read_ipc(path: Path) -> pa.Table:
         return pyarrow.ipc.open_file(source).read_all()
 
 
-class PypaimonOracle:
-    """Creates, writes and reads Paimon tables with pypaimon, one subprocess per call.
+class _LineReader:
+    """Newline-framed replies from a socket, each read bounded by a deadline."""
 
-    Each call is a fresh process so no pypaimon state (caches, commit users) leaks between
-    test steps, the same way two independent engines would meet on a shared warehouse.
+    def __init__(self, conn: socket.socket) -> None:
+        self._conn = conn
+        self._buffer = b""
+
+    def read(self, deadline: float) -> bytes:
+        """The next line without its newline; b"" when the peer closed first."""
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            self._conn.settimeout(remaining)
+            chunk = self._conn.recv(65536)
+            if not chunk:
+                return b""
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+
+class _ForkServer:
+    """The driver's ``--serve`` process: it imports pypaimon once and forks a child per call.
+
+    The server only imports; each child runs one command and exits, so calls stay as isolated
+    as separate interpreters. The server dies with its stdin, so a crashed session leaks none.
+    """
+
+    def __init__(self, python: Path, timeout: float) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="pypaimon-server-")
+        self.socket_path = os.path.join(self._dir.name, "s")
+        self.log_path = Path(self._dir.name) / "server.log"
+        with self.log_path.open("wb") as log:
+            self._process = subprocess.Popen(
+                [str(python), str(DRIVER), "--serve", self.socket_path],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,  # a Ctrl-C reaches pytest, which then closes stdin
+            )
+        assert self._process.stdout is not None
+        ready, _, _ = select.select([self._process.stdout], [], [], timeout)
+        line = self._process.stdout.readline() if ready else b""
+        if not line.startswith(b'{"ready"'):
+            self.close()
+            raise AssertionError(
+                f"pypaimon fork server did not start within {timeout}s\n{self.log()}"
+            )
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def call(
+        self, command: dict[str, Any], stdout: Path, stderr: Path, timeout: float
+    ) -> int | None:
+        """Run ``command`` in a forked child; its exit code, or None when it timed out."""
+        if self._process.poll() is not None:
+            raise AssertionError(
+                f"pypaimon fork server exited ({self._process.returncode})\n{self.log()}"
+            )
+        request = {
+            "command": command,
+            "stdout": str(stdout),
+            "stderr": str(stderr),
+            "cwd": os.getcwd(),
+            "env": dict(os.environ),
+        }
+        deadline = time.monotonic() + timeout
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(self.socket_path)
+            conn.sendall(json.dumps(request).encode() + b"\n")
+            lines = _LineReader(conn)
+            try:
+                lines.read(deadline)  # {"pid"}: the child is running
+                reply = lines.read(deadline)
+            except TimeoutError:
+                conn.shutdown(socket.SHUT_WR)  # the server kills the child on hang-up
+                lines.read(time.monotonic() + 30.0)
+                return None
+        if not reply:
+            raise AssertionError(
+                f"pypaimon fork server dropped a call ({command['cmd']})\n{self.log()}"
+            )
+        return int(json.loads(reply)["returncode"])
+
+    def close(self) -> None:
+        if self._process.poll() is None:
+            assert self._process.stdin is not None
+            self._process.stdin.close()
+            try:
+                self._process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        for stream in (self._process.stdin, self._process.stdout):
+            if stream is not None:
+                stream.close()
+        self._dir.cleanup()
+
+
+class PypaimonOracle:
+    """Creates, writes and reads Paimon tables with pypaimon, one fresh process per call.
+
+    Each call is a process of its own (forked from an import-only server, see
+    ``pypaimon_driver.py``) so no pypaimon state (caches, commit users) leaks between test
+    steps, the same way two independent engines would meet on a shared warehouse.
     """
 
     def __init__(self, python: Path | str | None = None, timeout: float = 300.0) -> None:
         self.python = Path(python) if python is not None else pypaimon_python()
         self.timeout = timeout
+        self._server: _ForkServer | None = None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop the fork server, if a call started one."""
+        with self._lock:
+            if self._server is not None:
+                self._server.close()
+                self._server = None
+
+    def _fork_server(self) -> _ForkServer:
+        with self._lock:
+            if self._server is None:
+                self._server = _ForkServer(self.python, self.timeout)
+            return self._server
 
     def read(
         self,
@@ -138,31 +265,29 @@ class PypaimonOracle:
 
     def _run(self, command: dict[str, Any]) -> dict[str, Any]:
         """Run one driver command; any failure becomes an AssertionError with pypaimon's stderr."""
-        argv = [str(self.python), str(DRIVER), json.dumps(command)]
-        try:
-            done = subprocess.run(
-                argv, capture_output=True, text=True, timeout=self.timeout, check=False
-            )
-        except subprocess.TimeoutExpired as error:
-            # TimeoutExpired carries bytes even with text=True.
-            raw = error.stderr or b""
-            stderr = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
+        server = self._fork_server()
+        with tempfile.TemporaryDirectory(prefix="pypaimon-call-") as tmp:
+            stdout_path, stderr_path = Path(tmp) / "stdout", Path(tmp) / "stderr"
+            returncode = server.call(command, stdout_path, stderr_path, self.timeout)
+            stdout = stdout_path.read_text(errors="replace") if stdout_path.exists() else ""
+            stderr = stderr_path.read_text(errors="replace") if stderr_path.exists() else ""
+        if returncode is None:
             raise AssertionError(
                 f"pypaimon {command['cmd']} timed out after {self.timeout}s\n"
                 f"command: {json.dumps(command)}\nstderr:\n{stderr}"
-            ) from error
-        if done.returncode != 0:
-            raise AssertionError(
-                f"pypaimon {command['cmd']} failed (exit {done.returncode})\n"
-                f"command: {json.dumps(command)}\nstderr:\n{_describe_stderr(done.stderr)}"
             )
-        lines = done.stdout.strip().splitlines()
+        if returncode != 0:
+            raise AssertionError(
+                f"pypaimon {command['cmd']} failed (exit {returncode})\n"
+                f"command: {json.dumps(command)}\nstderr:\n{_describe_stderr(stderr)}"
+            )
+        lines = stdout.strip().splitlines()
         try:
             reply: dict[str, Any] = json.loads(lines[-1])
         except (IndexError, json.JSONDecodeError) as error:
             raise AssertionError(
-                f"pypaimon {command['cmd']} printed no JSON reply\nstdout:\n{done.stdout}\n"
-                f"stderr:\n{done.stderr}"
+                f"pypaimon {command['cmd']} printed no JSON reply\nstdout:\n{stdout}\n"
+                f"stderr:\n{stderr}"
             ) from error
         return reply
 
