@@ -548,7 +548,7 @@ _RANGES: dict[str, _Range] = {
     SNAPSHOT_NUM_RETAINED_MIN: _at_least(1),
     SNAPSHOT_NUM_RETAINED_MAX: _INT,
     SNAPSHOT_TIME_RETAINED: _DURATION,
-    SNAPSHOT_EXPIRE_LIMIT: _at_least(0),  # 0: expiry deletes nothing, as in Java
+    SNAPSHOT_EXPIRE_LIMIT: _INT,  # 0 or less: expiry deletes nothing, as in Java
     SNAPSHOT_EXPIRE_EXECUTION_MODE: _Range("choice", choices=("sync", "async")),
     SEQUENCE_FIELD_SORT_ORDER: _Range("choice", choices=("ascending", "descending")),
     # Avro codecs both Java and fastavro write (snappy and lz4 need libraries we do not ship)
@@ -626,8 +626,8 @@ def check_ranges(options: Mapping[str, str], table: str, primary_key: bool) -> N
     these); on a primary-key table at least 2 LSM levels (Levels) and a sort spill threshold of
     at least 2 (MergeSorter); ``write-buffer-size`` > 0 and ``dynamic-bucket.max-buckets`` -1
     or > 0. Ours alone, where Java goes on with a value that means nothing useful:
-    ``target-file-size`` and ``manifest.target-file-size`` > 0, ``snapshot.expire.limit`` >= 0
-    (at 0 expiry deletes nothing, as in Java), the other dynamic-bucket counts and
+    ``target-file-size`` and ``manifest.target-file-size`` > 0, ``snapshot.expire.limit`` any
+    int (at 0 or less expiry deletes nothing, as in Java), the other dynamic-bucket counts and
     ``postpone.default-bucket-num`` >= 1, a finite ``compaction.small-file-ratio`` >= 0, and at
     most MAX_LEVELS levels. tests/interop/test_option_ranges_java.py holds Java to this.
     """

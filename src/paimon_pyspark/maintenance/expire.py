@@ -68,7 +68,7 @@ class ExpireConfig:
             retain_max=options.snapshot_num_retained_max,
             retain_min=options.snapshot_num_retained_min,
             time_retained_ms=options.snapshot_time_retained_ms,
-            max_deletes=options.snapshot_expire_limit,
+            max_deletes=max(0, options.snapshot_expire_limit),
             clean_empty_directories=options.snapshot_clean_empty_directories,
         )
 
