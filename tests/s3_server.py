@@ -16,6 +16,7 @@ from typing import Any
 ACCESS_KEY = "paimon-test-access"
 SECRET_KEY = "paimon-test-secret"
 REGION = "us-east-1"
+_ATOMIC_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "moto_atomic_server.py")
 
 
 def free_port() -> int:
@@ -34,7 +35,7 @@ class S3Server:
         port = free_port()
         env = {**os.environ, "MOTO_ALLOW_NONEXISTENT_REGION": "true"}
         process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+            [sys.executable, _ATOMIC_SERVER, "-H", "127.0.0.1", "-p", str(port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=env,
