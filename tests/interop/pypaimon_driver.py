@@ -172,6 +172,7 @@ def _run_forked(request: dict[str, Any]) -> int:
     os.environ.update(request["env"])
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
+    os.close(null)
     for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
         target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(target, fd)
@@ -195,12 +196,12 @@ def serve(socket_path: str) -> int:
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     signal.set_wakeup_fd(wake_write)
     running: dict[int, socket.socket] = {}
-    stdin = sys.stdin.buffer
+    stdin = sys.stdin.fileno()
     print(json.dumps({"ready": os.getpid()}), flush=True)
     try:
         while True:
             readable, _, _ = select.select([listener, stdin, wake_read, *running.values()], [], [])
-            if stdin in readable and not stdin.read1(4096):
+            if stdin in readable and not os.read(stdin, 4096):
                 return 0
             if wake_read in readable:
                 while True:

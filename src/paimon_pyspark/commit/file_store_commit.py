@@ -5,15 +5,18 @@ Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotComm
     filter    identifiers <= the commit identifier of this commit user's newest snapshot are
               committed already and skipped (filter_committed; makes a retried commit a no-op)
     prepare   messages -> manifest entries (ADD for new files, DELETE for removed ones)
-    attempt   latest = LATEST snapshot (verified)
+    attempt   schema id = the table's, or a newer one (the next ids probed)
+              latest = LATEST snapshot (verified); after a lost race, the winner's snapshot
+               and any after it, read directly (the winner may not have rewritten LATEST)
               [after an uncertain publish: a snapshot of ours with this identifier? -> done]
               [overwrite: other writers' commits since the overwrite was planned must not
                touch the replaced partitions; DELETE every live file of them in latest]
               conflict check (COMPACT, OVERWRITE, an APPEND removing files, or asked for;
                commit/conflict_detection.py): one bucket count per partition (not for
                OVERWRITE), every DELETE hits a live file, PK levels >= 1 stay sorted runs
+              delta list = a manifest with this commit's entries (written once per commit)
+              snapshot-<latest+1> exists already -> lost before writing anything else
               base list  = latest's base + delta manifests, small ones merged
-              delta list = a manifest with this commit's entries
               [index changes: index manifest = previous entries combined with them]
               snapshot-<latest+1> JSON published with create-if-absent (FileIO.try_write_atomic)
     retry     id taken by another writer, or a store call failed -> delete what this attempt
@@ -67,6 +70,9 @@ APPEND = "APPEND"
 COMPACT = "COMPACT"
 OVERWRITE = "OVERWRITE"
 _DATA_CHANGING_KINDS = (APPEND, OVERWRITE)
+
+_MAX_PROBES = 4
+"""Ids read forward from a lost race; more commits since then and the LATEST hint is cheaper."""
 
 EntriesOf = Callable[[Snapshot | None], list[ManifestEntry]]
 """The entries of one commit attempt, given the latest snapshot it commits on."""
@@ -411,11 +417,17 @@ class FileStoreCommit:
         start_latest: int | None = None
         uncertain: Snapshot | None = None
         last_error: OSError | None = None
+        taken: int | None = None
         while True:
             snapshot_id: int | None = None
             latest: Snapshot | None = None
+            lost_to = taken
+            taken = None
             try:
-                latest = self.snapshots.latest()
+                # Before reading the latest snapshot, so the window in which another writer
+                # can take the next id is one request shorter.
+                schema_id = self._latest_schema_id()
+                latest = self._latest_after(lost_to)
                 if start_latest is None:
                     start_latest = latest.id if latest else 0
                 if uncertain is not None and latest is not None:
@@ -425,8 +437,10 @@ class FileStoreCommit:
                 entries = entries_of(latest)
                 index_delta = index_of(latest) if index_of is not None else []
                 snapshot_id = self._try_commit_once(
-                    entries, kind, identifier, latest, check, index_delta
+                    entries, kind, identifier, latest, check, index_delta, schema_id
                 )
+                if snapshot_id is None:
+                    taken = latest.id + 1 if latest is not None else 1
             except _UncertainPublish as e:
                 uncertain, last_error = e.snapshot, e.cause
             except OSError as e:
@@ -466,6 +480,37 @@ class FileStoreCommit:
                 ) from last_error
             wait = min(s.min_retry_wait_ms * (2**retry), s.max_retry_wait_ms)
             time.sleep(random.uniform(s.min_retry_wait_ms, max(wait, s.min_retry_wait_ms)) / 1000.0)
+
+    def _latest_schema_id(self) -> int:
+        """The id of the table's latest schema, which the new snapshot records.
+
+        Schema ids are published in order, so the ids after the one the table was loaded with
+        are probed (one HEAD each); the schema itself is not read, only its id is needed.
+        """
+        known = self.settings.schema_id
+        while self.schemas.file_io.is_file(self.schemas.schema_path(known + 1)):
+            known += 1
+        return known
+
+    def _latest_after(self, taken: int | None) -> Snapshot | None:
+        """The base snapshot of an attempt; ``taken`` is the id another writer just took.
+
+        After a lost race the winner's snapshot and the ids after it are read directly (one GET
+        each, the last a miss) instead of the LATEST hint, which the winners may not have
+        rewritten yet (a stale hint costs a directory listing). Any existing snapshot is a safe
+        base: if it is no longer the latest, the attempt sees its successor before writing
+        (``_try_commit_once``) or fails to publish, and retries.
+        """
+        if taken is not None:
+            snapshot = self.snapshots.snapshot_if_exists(taken)
+            for _ in range(_MAX_PROBES):
+                if snapshot is None:
+                    break  # expired meanwhile
+                after = self.snapshots.snapshot_if_exists(snapshot.id + 1)
+                if after is None:
+                    return snapshot
+                snapshot = after
+        return self.snapshots.latest()
 
     def _is_ours(self, snapshot: Snapshot, identifier: int, kind: str) -> bool:
         return (
@@ -514,9 +559,15 @@ class FileStoreCommit:
         latest: Snapshot | None,
         check: bool,
         index_delta: Sequence[IndexManifestEntry] = (),
+        schema_id: int | None = None,
     ) -> int | None:
+        """One attempt on ``latest``: the new snapshot's id, or None if another writer took it.
+
+        ``schema_id`` is the table's latest schema, probed by the caller before it read
+        ``latest`` (probed here when not given)."""
         s = self.settings
-        schema_id = self.schemas.latest_from(self.settings.schema_id).id
+        if schema_id is None:
+            schema_id = self._latest_schema_id()
         base_metas = self.manifests.data_manifests(latest) if latest is not None else []
         if check and latest is not None:  # as Java: nothing to conflict with on a new table
             self._check_conflicts(delta, base_metas, latest, kind)
@@ -524,6 +575,10 @@ class FileStoreCommit:
             merge_entries(delta)  # a delta alone must be consistent
 
         pf = PathFactory(s.table_path)
+        # Reused by every attempt, so written before the check below.
+        delta_list, delta_size = self._delta_manifests(delta, schema_id, pf)
+        if latest is not None and self.snapshots.snapshot_exists(latest.id + 1):
+            return None  # taken while this attempt read: lost before writing anything for it
         written: list[str] = []
         try:
             merged_base, new_base_files = self.manifests.merge_small_manifests(
@@ -532,7 +587,6 @@ class FileStoreCommit:
             written += new_base_files
             base_list, base_size = self.manifests.write_manifest_list(merged_base, pf)
             written.append(base_list)
-            delta_list, delta_size = self._delta_manifests(delta, schema_id, pf)
             index_manifest = latest.index_manifest if latest else None
             if index_delta:
                 index_manifest = self.index_files.write_manifest(index_manifest, index_delta, pf)
