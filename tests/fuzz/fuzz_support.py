@@ -258,11 +258,3 @@ def read_all(table: FileStoreTable) -> pa.Table:
         for path in split.file_paths:
             assert os.path.normpath(path).startswith(os.path.normpath(table.path) + os.sep), path
     return rb.new_read().to_arrow(plan.splits())
-
-
-def write_commit(table: FileStoreTable, data: pa.Table) -> list[int]:
-    builder = table.new_batch_write_builder()
-    with builder.new_write() as write:
-        write.write_arrow(data)
-        messages = write.prepare_commit()
-    return builder.new_commit().commit(messages)

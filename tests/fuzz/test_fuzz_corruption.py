@@ -35,8 +35,8 @@ from tests.fuzz.fuzz_support import (
     sandbox,
     snapshot_files,
     table_path,
-    write_commit,
 )
+from tests.integration.table_helpers import write_commit
 
 from paimon_pyspark import Schema
 

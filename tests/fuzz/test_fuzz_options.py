@@ -29,8 +29,8 @@ from tests.fuzz.fuzz_support import (
     read_all,
     sandbox,
     table_path,
-    write_commit,
 )
+from tests.integration.table_helpers import write_commit
 
 from paimon_pyspark import Schema, options
 from paimon_pyspark.errors import OptionError
