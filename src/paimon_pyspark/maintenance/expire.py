@@ -115,7 +115,7 @@ class ExpireSnapshots:
         cfg.check()
         sm = self.snapshot_manager
         latest = sm.latest_id() if latest_id is None else latest_id
-        earliest = sm.earliest_id()
+        earliest, hinted = sm.earliest_id_and_hint()
         if latest is None or earliest is None:
             return 0
         now = int(time.time() * 1000) if now_ms is None else now_ms
@@ -124,7 +124,9 @@ class ExpireSnapshots:
         max_exclusive = min(latest - cfg.retain_min + 1, earliest + cfg.max_deletes)
         first = sm.snapshot_if_exists(low) if low == earliest < max_exclusive else None
         if max_exclusive <= earliest or (first is not None and older_than <= first.time_millis):
-            return self.expire_until(earliest, earliest)
+            if not hinted:
+                sm.write_earliest_hint(earliest)
+            return 0
         consumer_next = self.consumer_manager.min_next_snapshot()
         if consumer_next is not None:
             max_exclusive = min(max_exclusive, consumer_next)

@@ -115,11 +115,20 @@ class SnapshotManager:
         return ids[-1] if ids else None
 
     def earliest_id(self) -> int | None:
+        return self.earliest_id_and_hint()[0]
+
+    def earliest_id_and_hint(self) -> tuple[int | None, bool]:
+        """The earliest id, and whether an EARLIEST hint was there (expiry writes a missing one;
+        one read of the hint serves both). Ids start at 1, so a hint of 1 needs no probe below."""
         hint = self._read_hint("EARLIEST")
-        if hint is not None and self.snapshot_exists(hint) and not self.snapshot_exists(hint - 1):
-            return hint
+        if (
+            hint is not None
+            and self.snapshot_exists(hint)
+            and (hint <= 1 or not self.snapshot_exists(hint - 1))
+        ):
+            return hint, True
         ids = self.list_ids()
-        return ids[0] if ids else None
+        return (ids[0] if ids else None), hint is not None
 
     def latest(self) -> Snapshot | None:
         """As :meth:`latest_id`, reading the hinted snapshot instead of probing it first."""
