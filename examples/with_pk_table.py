@@ -10,7 +10,8 @@ Run from the repository root (after ``make demo`` or ``pip install -e .``):
 
     python examples/with_pk_table.py [WAREHOUSE_DIR]
 
-The table has fixed buckets (``bucket = 1``): dynamic buckets, the seed's default, come later.
+The table is created as the seed writes it, with no ``bucket`` option: Java's default for
+primary-key tables, dynamic buckets (HASH_DYNAMIC), whose hash index the compaction keeps.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def main(warehouse: str) -> list[int]:
     catalog.create_database("ods", ignore_if_exists=True)
     catalog.create_table(
         "ods.with_pk_table",
-        Schema.from_pyarrow_schema(SCHEMA, primary_keys=["order_id"], options={"bucket": "1"}),
+        Schema.from_pyarrow_schema(SCHEMA, primary_keys=["order_id"]),
     )
     table = catalog.get_table("ods.with_pk_table")
     for ids in ([1], [2, 3], [4, 5, 6, 7]):

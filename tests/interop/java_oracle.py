@@ -256,6 +256,25 @@ class JavaOracle:
         payload = json.dumps([to_wire(list(r)) for r in rows])
         return int(self._java.writeRows(_wh(warehouse), db, table, payload))
 
+    def write_cross_partition(
+        self,
+        warehouse: str | os.PathLike[str],
+        db: str,
+        table: str,
+        rows: Iterable[Sequence[Any]] | pa.Table,
+        *,
+        overwrite: Mapping[str, str] | None = None,
+    ) -> int:
+        """One Java batch write + commit into a cross-partition upsert table, routed by Java's
+        GlobalIndexAssigner over IndexBootstrap's keys (as its Flink and Spark sinks do);
+        ``overwrite``: an insert overwrite with this static partition ({} for none). Returns
+        the latest snapshot id afterwards."""
+        if isinstance(rows, pa.Table):
+            rows = canonical_rows(rows)
+        payload = json.dumps([to_wire(list(r)) for r in rows])
+        spec = None if overwrite is None else json.dumps({k: str(v) for k, v in overwrite.items()})
+        return int(self._java.writeCrossPartition(_wh(warehouse), db, table, payload, spec))
+
     def compact(
         self, warehouse: str | os.PathLike[str], db: str, table: str, *, full: bool = True
     ) -> int:

@@ -13,7 +13,6 @@ from pyspark.sql import DataFrame, SparkSession
 
 from paimon_pyspark import FileStoreTable, Schema
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
-from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.spark import write
 from paimon_pyspark.store.bucket_mode import BucketMode
 
@@ -167,9 +166,24 @@ def test_format_paimon_refuses_cross_partition_tables_naming_the_table(
         ).save()
 
 
-def test_overwrite_of_a_cross_partition_table_is_refused_before_any_task(
+def test_overwrite_of_a_cross_partition_table_as_the_core_write_and_java(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:
-    make(catalog, "t")
-    with pytest.raises(UnsupportedOptionError, match="db.t.*cross-partition"):
-        write(frame(spark, [(1, 10, 1)]), warehouse, "db.t", mode="overwrite")
+    """Java's rows (tests/interop/test_compact_bucket_modes_java.py): pk 1 moving from pt=1
+    leaves a -D there, so the dynamic overwrite replaces pt=1 too, and pk 2 goes with it."""
+    before: list[Triple] = [(1, 10, 1), (2, 20, 1), (3, 30, 2), (5, 50, 4)]
+    new: list[Triple] = [(1, 11, 2), (4, 40, 3)]
+    here, there = make(catalog, "here"), make(catalog, "there")
+    write_commit(here, arrow(before))
+    write_commit(there, arrow(before))
+    builder = here.new_batch_write_builder().overwrite()
+    with builder.new_write() as w:
+        w.write_arrow(arrow(new))
+        builder.new_commit().commit(w.prepare_commit())
+
+    write(frame(spark, new), warehouse, "db.there", mode="overwrite")
+
+    expected: list[Triple] = [(1, 11, 2), (4, 40, 3), (5, 50, 4)]
+    assert triples(catalog.get_table("db.here")) == expected
+    assert triples(catalog.get_table("db.there")) == expected
+    assert catalog.get_table("db.there").snapshot_manager.latest().commit_kind == "OVERWRITE"

@@ -6,6 +6,8 @@ org.apache.paimon.table.PostponeUtils with the batch writers built on it (Flink'
 PostponeBatchWriteOperator, Spark's PostponeFixBucketProcessor): a batch write puts rows
 straight into real buckets, hashed as a fixed-bucket table would: a partition that has real
 buckets keeps their count, a partition that has none gets ``postpone.default-bucket-num``.
+A primary key without every partition key is routed the same way, by its trimmed key within
+the row's partition: postpone mode keeps no global key index (Java neither).
 """
 
 from __future__ import annotations

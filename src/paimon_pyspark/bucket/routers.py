@@ -170,17 +170,13 @@ class KeyDynamicRouter(_KeyedRouter):
     def __init__(
         self,
         store: FileStore,
-        ignore_previous_files: bool = False,
         bootstrap: KeyIndexBootstrap | None = None,
         assigner: GlobalIndexAssigner | None = None,
     ) -> None:
         super().__init__(store)
-        if ignore_previous_files:
-            raise UnsupportedOptionError(
-                f"Table '{store.name}': overwriting a cross-partition upsert table "
-                "(bucket = -1, primary key without every partition key) is not supported "
-                "by paimon_pyspark yet."
-            )
+        # An overwrite still routes by the live keys, as Java's does (its IndexBootstrap reads
+        # the latest snapshot whatever the commit replaces): a key that moves partition leaves
+        # a -D record in its old partition, which a dynamic overwrite then replaces too.
         self.bootstrap = bootstrap
         self.global_assigner = assigner
         self.snapshot: Snapshot | None = None
@@ -213,7 +209,7 @@ def new_router(
     key_index_bootstrap: KeyIndexBootstrap | None = None,
 ) -> BucketRouter:
     """The router of ``store``'s bucket mode. ``ignore_previous_files``: an overwrite (the
-    dynamic-bucket index starts empty; cross-partition tables refuse it)."""
+    dynamic-bucket index starts empty; a cross-partition key index does not)."""
     mode = store.bucket_mode
     match mode:
         case BucketMode.HASH_FIXED:
@@ -221,7 +217,7 @@ def new_router(
         case BucketMode.HASH_DYNAMIC:
             return HashDynamicRouter(store, ignore_previous_files)
         case BucketMode.KEY_DYNAMIC:
-            return KeyDynamicRouter(store, ignore_previous_files, key_index_bootstrap)
+            return KeyDynamicRouter(store, key_index_bootstrap)
         case BucketMode.BUCKET_UNAWARE:
             return BucketUnawareRouter(store)
         case BucketMode.POSTPONE_MODE:

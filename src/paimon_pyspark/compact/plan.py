@@ -115,22 +115,19 @@ class CompactPlan:
 def check_compactable(table: FileStore, full: bool = True) -> None:
     """Refuse what this compaction would get wrong rather than do it differently from Java.
 
+    Primary-key tables compact in every bucket mode. A dynamic-bucket bucket (HASH_DYNAMIC)
+    compacts as a fixed one and keeps its HASH index file, as Java's writer does: its
+    DynamicBucketIndexMaintainer writes a new file only for new keys, and a compaction adds
+    none (a key whose retraction it drops keeps its hash, so the key comes back to this
+    bucket). Cross-partition buckets (KEY_DYNAMIC) have no index file; Java's writers compact
+    them at commit, while its procedures refuse them (Flink: "Unsupported bucket mode", Spark:
+    "not support yet"); ours compacts them as the writers do.
+
     A minor compaction of a table that needs lookup (``first-row``, ``force-lookup``) must
     consult the higher levels for every level-0 key (LookupMergeTreeCompactRewriter): done for
     first-row and deduplicate tables (``merge_tree.lookup_compaction_supported``), refused for
     the others; a full compaction merges every file and needs no lookup.
     """
-    mode = table.bucket_mode
-    supported = (
-        (BucketMode.HASH_FIXED, BucketMode.POSTPONE_MODE)
-        if table.primary_keys
-        else (BucketMode.HASH_FIXED, BucketMode.BUCKET_UNAWARE)
-    )
-    if mode not in supported:
-        raise UnsupportedOptionError(
-            f"Table '{table.name}': compaction of bucket mode {mode} is not supported by "
-            "paimon_pyspark yet."
-        )
     lookup = table.primary_keys and CompactSettings.of(table).need_lookup
     if lookup and not full and not lookup_compaction_supported(table):
         raise UnsupportedOptionError(

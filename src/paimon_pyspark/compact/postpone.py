@@ -21,6 +21,11 @@ BucketFiles), split into two steps that can run on different machines:
 Unlike Java (whose procedures refuse ``partitions`` for postpone tables), the plan takes any
 partition filter: only the chosen partitions' postpone files are consumed.
 
+A primary key without every partition key changes nothing here, as in Java, whose postpone
+compaction writes through a fixed-bucket copy of the table: there is no global key index, each
+partition's records are hashed by the trimmed primary key among its own buckets, and a key in
+two partitions stays in both.
+
 ``plan_rescale`` / ``rescaled_table`` mirror Java's RescaleProcedure: the real buckets of the
 chosen partitions (never their postpone files) are read merged and written anew with
 ``bucket_num`` buckets, committed as an OVERWRITE of those partitions; ``procedures.rescale``

@@ -239,12 +239,9 @@ def _plan_cross_partition(
     dropped (first-row). The routed rows carry their bucket and row kind to the writers.
     Java routes by the hash of the whole primary key; we hash the key the index holds (the
     trimmed primary key), which keeps every row of a key with one assigner all the same.
+    An overwrite routes the same way (Java's bootstrap ignores it too): a key moving partition
+    leaves its -D in the old partition, which a dynamic overwrite then replaces.
     """
-    if job.overwrite is not None:
-        raise UnsupportedOptionError(
-            f"Table '{table.name}': overwriting a cross-partition upsert table (bucket = -1, "
-            "primary key without every partition key) is not supported by paimon_pyspark yet."
-        )
     new_global_assigner(
         table.store
     )  # a merge engine the key index cannot serve fails on the driver

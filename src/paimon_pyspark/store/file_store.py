@@ -149,7 +149,6 @@ class FileStore:
     def _check_primary_key_table(self, action: str) -> None:
         if not self.primary_keys:
             return
-        mode = self.bucket_mode
         missing = [k for k in self.partition_keys if k not in self.primary_keys]
         if missing and self.options.sequence_fields:
             # Java's SchemaValidation, for any bucket mode (TableSchema.crossPartitionUpdate)
@@ -158,13 +157,8 @@ class FileStore:
                 f"case (Primary key constraint '{self.primary_keys}' not include all partition "
                 f"fields '{self.partition_keys}')."
             )
-        # bucket = N with such a key is Java's too: the user keeps keys unique per partition
-        if missing and mode is BucketMode.POSTPONE_MODE:
-            raise SchemaError(
-                f"Table '{self.name}': primary key {self.primary_keys} must include every "
-                f"partition key {self.partition_keys} (missing {missing}) in fixed-bucket mode; "
-                "Java Paimon refuses such a table too (cross-partition upsert needs bucket = -1)."
-            )
+        # A key without every partition key is a cross-partition upsert only with bucket = -1;
+        # with bucket = N or -2 (Java accepts both) the user keeps keys unique per partition.
         if not self.table_schema.trimmed_primary_keys():
             raise SchemaError(
                 f"Table '{self.name}': primary key {self.primary_keys} must not be the same "

@@ -505,6 +505,70 @@ public final class PaimonOracle {
         }
     }
 
+    /**
+     * One batch write + commit of a cross-partition upsert (KEY_DYNAMIC) table, routed as Java's
+     * sinks route it (Flink's GlobalDynamicBucketSink, Spark's PaimonSparkWriter with one
+     * assigner): IndexBootstrap's keys of the latest snapshot into a GlobalIndexAssigner, then
+     * every row through it, each (row, bucket) it emits (-D records of keys leaving a partition
+     * included) to {@code write(row, bucket)}. {@code overwriteJson}: null for an append, else
+     * the static partition of {@code withOverwrite} as a JSON object ({} for none). Returns the
+     * latest snapshot id afterwards.
+     */
+    public static long writeCrossPartition(
+            String warehouse, String db, String name, String rowsJson, String overwriteJson)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name);
+            BatchWriteBuilder builder = table.newBatchWriteBuilder();
+            if (overwriteJson != null) {
+                Map<String, String> spec = new LinkedHashMap<>();
+                MAPPER.readTree(overwriteJson)
+                        .fields()
+                        .forEachRemaining(e -> spec.put(e.getKey(), e.getValue().asText()));
+                builder = builder.withOverwrite(spec);
+            }
+            RowType rowType = table.rowType();
+            try (IOManager io = IOManager.create(System.getProperty("java.io.tmpdir"));
+                    BatchTableWrite write = builder.newWrite();
+                    BatchTableCommit commit = builder.newCommit();
+                    org.apache.paimon.crosspartition.GlobalIndexAssigner assigner =
+                            new org.apache.paimon.crosspartition.GlobalIndexAssigner(table)) {
+                write.withIOManager(io);
+                assigner.open(
+                        0L,
+                        io,
+                        1,
+                        0,
+                        (row, bucket) -> {
+                            try {
+                                write.write(row, bucket);
+                            } catch (Exception e) {
+                                throw new RuntimeException(e);
+                            }
+                        });
+                try (RecordReader<InternalRow> keys =
+                        new org.apache.paimon.crosspartition.IndexBootstrap(table)
+                                .bootstrap(1, 0)) {
+                    keys.forEachRemaining(
+                            key -> {
+                                try {
+                                    assigner.bootstrapKey(key);
+                                } catch (java.io.IOException e) {
+                                    throw new RuntimeException(e);
+                                }
+                            });
+                }
+                for (JsonNode row : MAPPER.readTree(rowsJson)) {
+                    assigner.processInput(decode(row, rowType));
+                }
+                assigner.endBoostrap(true);
+                commit.commit(write.prepareCommit());
+            }
+            Long id = table.snapshotManager().latestSnapshotId();
+            return id == null ? -1L : id;
+        }
+    }
+
     /** Java's CommitMessageSerializer.CURRENT_VERSION (what {@link #writeRowsAndSerialize} writes). */
     public static int commitMessageVersion() {
         return new CommitMessageSerializer().getVersion();

@@ -216,8 +216,10 @@ def test_key_dynamic_router_bootstraps_once_and_adds_minus_d(catalog: FileSystem
         new_router(s).route(rows([1], ["a"]))
     given = new_router(s).route(rows([1, 2], ["a", "b"]), np.array([0, 1], np.int32))
     assert [(g.values, g.bucket) for g in given.groups] == [(["a"], 0), (["b"], 1)]
-    with pytest.raises(UnsupportedOptionError, match="overwriting a cross-partition"):
-        new_router(s, ignore_previous_files=True)
+    # an overwrite routes by the live keys too, as Java's IndexBootstrap does
+    overwriting = new_router(s, ignore_previous_files=True, key_index_bootstrap=bootstrap)
+    overwriting.route(rows([1], ["a"]))
+    assert len(calls) == 2
 
 
 def test_postpone_fixed_routing_uses_each_partitions_count(catalog: FileSystemCatalog) -> None:
