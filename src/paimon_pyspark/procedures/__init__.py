@@ -1,9 +1,14 @@
 """Java's ``CALL sys.*`` procedures, with the same names and arguments, run in this process.
 
-``compact`` mirrors org.apache.paimon.spark.procedure.CompactProcedure:
+``compact`` mirrors CompactProcedure, its arguments in the order of Flink's (Spark's Java
+procedure orders them differently; names work everywhere):
 
     CALL sys.compact(table => 'db.t', partitions => 'dt=1,hr=2;dt=2', compact_strategy => 'full')
     compact(catalog, "db.t", partitions="dt=1,hr=2;dt=2", compact_strategy="full")
+    CALL sys.compact('db.t', '', '', '', '')      -- Flink's positional call
+    compact(catalog, "db.t", "", "", "", "")
+    compact(catalog, "db.t", where="dt >= '2024-01-01'", partition_idle_time="1 d")
+    compact(catalog, "db.t", order_strategy="zorder", order_by="a,b")   # sort compaction
 
 On a postpone-bucket table (``bucket = -2``) ``compact`` moves the postpone files of every kept
 partition into real buckets (compact/postpone.py), as Java's postpone branch does, with

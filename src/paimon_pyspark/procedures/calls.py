@@ -8,10 +8,12 @@ the arguments after the runner are the public ones, the same for both.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
 from paimon_pyspark.errors import InvalidArgumentError
+from paimon_pyspark.io.data_file import local_now_millis
 from paimon_pyspark.maintenance.expire import ExpireConfig, ExpireSnapshots, parse_timestamp_ms
 from paimon_pyspark.maintenance.orphan_files import OrphanFilesClean, OrphanFilesResult
 from paimon_pyspark.procedures.arguments import (
@@ -26,9 +28,11 @@ from paimon_pyspark.procedures.arguments import (
 )
 from paimon_pyspark.procedures.pipeline import ProcedureRunner, Progress, reporter
 from paimon_pyspark.procedures.tasks import (
+    idle_partitions,
     plan_bucket_compaction,
     plan_postpone_compaction,
     plan_rescale_tasks,
+    plan_sort_compaction,
 )
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.store.bucket_mode import BucketMode
@@ -38,31 +42,60 @@ def compact(
     runner: ProcedureRunner,
     table: str,
     partitions: PartitionSpecs = None,
-    compact_strategy: str | None = None,
-    where: Predicate | None = None,
+    order_strategy: str | None = None,
+    order_by: str | Sequence[str] | None = None,
     options: str | Mapping[str, Any] | None = None,
+    where: str | Predicate | None = None,
+    partition_idle_time: str | None = None,
+    compact_strategy: str | None = None,
     buckets: str | Sequence[int] | None = None,
     progress: Progress | None = None,
 ) -> int | None:
     """Compact ``table``; returns the id of the COMPACT snapshot, or None if nothing needed it.
 
-    Java's ``CALL sys.compact(table => 'db.t', partitions => 'dt=1,hr=2;dt=2',
-    compact_strategy => 'full')`` (CompactProcedure). ``partitions``: ``'dt=1,hr=2;dt=2'`` or
-    ``[{"dt": "1", "hr": "2"}, {"dt": "2"}]``; ``where``: a predicate on partition columns (not
-    with ``partitions``); ``compact_strategy``: ``'full'`` (default) or ``'minor'``;
-    ``options``: dynamic table options (``'k=v,k2=v2'`` or a dict); ``buckets``: ``'0-3,7'``
-    for fixed-bucket tables. On a postpone-bucket table (``bucket = -2``) the postpone files of
-    every kept partition move into real buckets, as Java's postpone branch does, with
-    ``partitions`` honoured. All tasks' results are committed at once; if any task fails, the
-    files written by the others are deleted and nothing is committed.
+    Java's ``CALL sys.compact(table, partitions, order_strategy, order_by, options, where,
+    partition_idle_time, compact_strategy)`` in Flink's order (Flink's CompactProcedure, as the
+    seed's ``CALL sys.compact('ods.with_pk_table', '', '', '', '')``); Spark's Java procedure
+    orders them ``table, partitions, compact_strategy, order_strategy, order_by, where,
+    options, partition_idle_time``, so pass them by name to be safe: names work everywhere,
+    here and in the Spark twin. An empty or whitespace-only string means "not given".
+
+    ``partitions``: ``'dt=1,hr=2;dt=2'`` or ``[{"dt": "1", "hr": "2"}, {"dt": "2"}]``;
+    ``where``: a SQL boolean expression on partition columns (``"dt >= '2024-01-01' AND hr
+    IN (1, 2)"``) or a Predicate, not with ``partitions``; ``compact_strategy``: ``'full'``
+    (default) or ``'minor'``; ``options``: dynamic table options (``'k=v,k2=v2'`` or a dict);
+    ``partition_idle_time``: only partitions whose newest file is at least this old
+    (``'1 d'``, ``'12 h'``); ``buckets`` (ours, after Java's arguments): ``'0-3,7'`` for
+    fixed-bucket tables. ``order_strategy`` (``'order'``, ``'zorder'``, ``'hilbert'``) with
+    ``order_by`` (``'a,b'``) sort-compacts a bucket-unaware append table instead: each kept
+    partition's files are replaced by files sorted by those columns (compact/sort.py), so
+    reads filtering on them skip files. On a postpone-bucket table (``bucket = -2``) the
+    postpone files of every kept partition move into real buckets, as Java's postpone branch
+    does, with ``partitions`` honoured. All tasks' results are committed at once; if any task
+    fails, the files written by the others are deleted and nothing is committed.
     """
     say = reporter(progress)
     request = CompactRequest.of(
-        runner.catalog.get_table(table), partitions, compact_strategy, where, options, buckets
+        runner.catalog.get_table(table),
+        partitions,
+        compact_strategy,
+        where,
+        options,
+        buckets,
+        order_strategy,
+        order_by,
+        partition_idle_time,
     )
+    if request.sort is not None:
+        sort = plan_sort_compaction(request, request.sort, say)
+        return None if sort is None else runner.run(sort, say)
     if request.table.bucket_mode == BucketMode.POSTPONE_MODE:
         postpone = plan_postpone_compaction(request, say)
         return None if postpone is None else runner.run(postpone, say)
+    if request.idle_ms is not None:
+        now = local_now_millis()
+        keep = idle_partitions(request.table.store, request.keep, request.idle_ms, now)
+        request = replace(request, keep=keep)
     plan = plan_bucket_compaction(request, say)
     return None if plan is None else runner.run(plan, say)
 

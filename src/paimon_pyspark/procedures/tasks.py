@@ -1,7 +1,9 @@
 """The task pipelines of compact, postpone compact and rescale, and their plans.
 
 ``CompactTasks`` mirrors CompactProcedure: one task per bucket (or per packed group of small
-append files), each returning a CompactIncrement (compact/plan.py). ``PostponeCompactTasks``
+append files), each returning a CompactIncrement (compact/plan.py). ``SortCompactTasks`` is its
+sort branch (``order_strategy``): one task per partition of a bucket-unaware append table,
+whose files it replaces by sorted ones (compact/sort.py). ``PostponeCompactTasks``
 mirrors SparkPostponeCompactProcedure: split one partition's postpone records to real buckets,
 shuffle by bucket, merge each bucket (compact/postpone.py); the driver retires the postpone
 files. ``RescaleTasks`` mirrors RescaleProcedure: read each real-bucket split as of the planned
@@ -14,12 +16,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pyarrow as pa
 
 from paimon_pyspark.commit.overwrite import Overwrite
-from paimon_pyspark.compact.plan import CompactTask, PartitionFilter, plan_compaction, run_task
+from paimon_pyspark.compact.plan import (
+    CompactTask,
+    PartitionFilter,
+    kept_entries,
+    plan_compaction,
+    run_task,
+)
 from paimon_pyspark.compact.postpone import (
     PostponePartition,
     compact_postpone_bucket,
@@ -29,12 +37,14 @@ from paimon_pyspark.compact.postpone import (
     rescaled_table,
     split_partition,
 )
+from paimon_pyspark.compact.sort import SortOrder, plan_sort, sort_partition
 from paimon_pyspark.procedures.arguments import CompactRequest
 from paimon_pyspark.procedures.pipeline import ProcedurePlan, Progress, TaskPipeline
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.split_codec import decode_split, encode_split
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
+from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.write_builder import BatchWriteBuilder
 
@@ -83,6 +93,21 @@ class CompactTasks(TaskPipeline[CompactTask, CompactTask]):
     ) -> Iterator[CommitMessage]:
         for task in units:
             message = run_task(target.store, task)
+            if message is not None:
+                yield message
+
+
+@dataclass(frozen=True)
+class SortCompactTasks(CompactTasks):
+    """One stage: each partition's task sorts the partition's files by ``order``."""
+
+    order: SortOrder
+
+    def run(
+        self, target: FileStoreTable, commit_user: str, units: Iterable[CompactTask]
+    ) -> Iterator[CommitMessage]:
+        for task in units:
+            message = sort_partition(target.store, task, self.order)
             if message is not None:
                 yield message
 
@@ -204,6 +229,40 @@ def plan_bucket_compaction(
         return None
     scopes = tuple((task,) for task in plan.tasks)
     return ProcedurePlan(request.table, CompactTasks(), scopes, len(plan.tasks))
+
+
+def plan_sort_compaction(
+    request: CompactRequest, order: SortOrder, say: Progress
+) -> ProcedurePlan[CompactTask, CompactTask] | None:
+    """The sort branch of CompactProcedure: one task per kept partition, all its files."""
+    plan = plan_sort(request.table.store, request.keep)
+    files = sum(len(t.files) for t in plan.tasks)
+    say(
+        f"planned {order.strategy} sort of {len(plan.tasks)} partition(s), {files} file(s) of "
+        f"{request.table.name} by {', '.join(order.columns)} (snapshot {plan.snapshot_id})"
+    )
+    if not plan.tasks:
+        return None
+    scopes = tuple((task,) for task in plan.tasks)
+    pipeline = SortCompactTasks(order)
+    return ProcedurePlan(request.table, pipeline, scopes, len(plan.tasks), scope_name="partition")
+
+
+def idle_partitions(
+    table: FileStore, keep: PartitionFilter | None, idle_ms: int, now_ms: int
+) -> PartitionFilter:
+    """``keep`` narrowed to the partitions whose newest live file was created at least
+    ``idle_ms`` before ``now_ms`` (CompactProcedure's ``getHistoryPartition``: a partition's
+    ``lastFileCreationTime`` against now minus ``partition_idle_time``; both are local
+    wall-clock milliseconds, as a file's creation time is)."""
+    snapshot = table.snapshot_manager.latest()
+    newest: dict[tuple[Any, ...], int] = {}
+    if snapshot is not None:
+        for e, values in kept_entries(table, snapshot, keep):
+            created = e.file.creation_time or 0
+            newest[values] = max(newest.get(values, created), created)
+    idle = {values for values, created in newest.items() if created <= now_ms - idle_ms}
+    return lambda values: tuple(values) in idle
 
 
 def plan_postpone_compaction(

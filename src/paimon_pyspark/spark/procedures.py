@@ -2,8 +2,12 @@
 driver commits once.
 
 The procedures are the ones of ``paimon_pyspark.procedures`` (procedures/calls.py), bound to
-``SparkRunner``: ``compact(spark, warehouse, table, ...)`` and ``rescale(spark, warehouse,
-table, ...)`` take the in-process procedures' arguments after ``spark`` and ``warehouse``.
+``SparkRunner``: ``compact(spark, warehouse, table, partitions, order_strategy, order_by,
+options, where, partition_idle_time, compact_strategy, buckets)`` and ``rescale(spark,
+warehouse, table, ...)`` take the in-process procedures' arguments after ``spark`` and
+``warehouse``, in the same order (Flink's CompactProcedure's; Spark's Java procedure orders
+``compact``'s differently, so names are the portable way). A sort compaction
+(``order_strategy``) runs one task per partition.
 
 ``SparkRunner`` runs a ProcedurePlan (procedures/pipeline.py): the plan's inputs travel to the
 executors as versioned bytes, one Spark task each. A one-stage pipeline (compact: one task per
