@@ -35,6 +35,11 @@ ROWKIND_FIELD = "rowkind.field"
 SEQUENCE_FIELD = "sequence.field"
 DATA_FILE_THIN_MODE = "data-file.thin-mode"
 WRITE_BUFFER_SIZE = "write-buffer-size"
+WRITE_BUFFER_SPILLABLE = "write-buffer-spillable"
+WRITE_BUFFER_SPILL_MAX_DISK_SIZE = "write-buffer-spill.max-disk-size"
+SPILL_COMPRESSION = "spill-compression"
+SPILL_COMPRESSION_ZSTD_LEVEL = "spill-compression.zstd-level"
+LOCAL_SORT_MAX_NUM_FILE_HANDLES = "local-sort.max-num-file-handles"
 MERGE_ENGINE = "merge-engine"
 DYNAMIC_PARTITION_OVERWRITE = "dynamic-partition-overwrite"
 OVERWRITE_UPGRADE = "overwrite-upgrade"
@@ -58,6 +63,7 @@ SNAPSHOT_EXPIRE_LIMIT = "snapshot.expire.limit"
 SNAPSHOT_EXPIRE_EXECUTION_MODE = "snapshot.expire.execution-mode"
 SNAPSHOT_CLEAN_EMPTY_DIRECTORIES = "snapshot.clean-empty-directories"
 NUM_SORTED_RUN_STOP_TRIGGER = "num-sorted-run.stop-trigger"
+FULL_COMPACTION_DELTA_COMMITS = "full-compaction.delta-commits"
 DYNAMIC_BUCKET_TARGET_ROW_NUM = "dynamic-bucket.target-row-num"
 DYNAMIC_BUCKET_MAX_BUCKETS = "dynamic-bucket.max-buckets"
 DYNAMIC_BUCKET_INITIAL_BUCKETS = "dynamic-bucket.initial-buckets"
@@ -81,6 +87,8 @@ _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
     "file.suffix.include.compression": {"false"},
     "metadata.stats-dense-store": {"true"},
     "ignore-update-before": {"false"},
+    # Java's spill codecs; Arrow IPC, which our spill files are, has no LZO
+    SPILL_COMPRESSION: {"zstd", "lz4", "none"},
 }
 _UNSUPPORTED_KEYS = {
     "partial-update.remove-record-on-sequence-group",
@@ -248,8 +256,44 @@ class CoreOptions:
 
     @property
     def write_buffer_size(self) -> int:
-        """Arrow bytes a PK bucket writer buffers before it flushes a sorted run (256 mb)."""
+        """Arrow bytes the PK writers of one TableWrite buffer together (256 mb) before a
+        buffer spills or flushes a sorted run (see mergetree/write_buffer.py)."""
         return self._size(WRITE_BUFFER_SIZE, 256 * 1024 * 1024)
+
+    @property
+    def write_buffer_spillable(self) -> bool:
+        """A full write buffer spills sorted records to local disk (Java 1.4.2: true)."""
+        return bool(self._value(WRITE_BUFFER_SPILLABLE, True))
+
+    @property
+    def write_buffer_spill_max_disk_size(self) -> int:
+        """Spill bytes a write buffer may hold on local disk before it flushes instead."""
+        return self._size(WRITE_BUFFER_SPILL_MAX_DISK_SIZE, JAVA_LONG_MAX)
+
+    @property
+    def spill_compression(self) -> str:
+        """Codec of spill files: zstd (default), lz4 or none (lzo is refused at load)."""
+        return (self.options.get(SPILL_COMPRESSION) or "zstd").strip().lower()
+
+    @property
+    def spill_compression_zstd_level(self) -> int:
+        return self._int(SPILL_COMPRESSION_ZSTD_LEVEL, 1)
+
+    @property
+    def sort_spill_threshold(self) -> int:
+        """Sorted runs a compaction merges straight from their files; the smallest beyond
+        that are first copied to local spill files (Java's sortSpillThreshold: the stop
+        trigger + 1 unless set; ``check_ranges`` makes sure it is at least 2)."""
+        if SORT_SPILL_THRESHOLD in self.options:
+            return self._int(SORT_SPILL_THRESHOLD, 0)
+        trigger = self.num_sorted_run_compaction_trigger
+        stop = self._int(NUM_SORTED_RUN_STOP_TRIGGER, _saturated(trigger + 3))
+        return _saturated(max(trigger, stop) + 1)
+
+    @property
+    def local_sort_max_num_file_handles(self) -> int:
+        """Spill files a write buffer merges at once (Java's external sort fan-in, 128)."""
+        return self._int(LOCAL_SORT_MAX_NUM_FILE_HANDLES, 128)
 
     @property
     def merge_engine(self) -> str:
@@ -345,6 +389,21 @@ class CoreOptions:
     @property
     def num_sorted_run_compaction_trigger(self) -> int:
         return self._int(NUM_SORTED_RUN_COMPACTION_TRIGGER, 5)
+
+    @property
+    def num_sorted_run_stop_trigger(self) -> int:
+        """Sorted runs above which a writer waits for compaction (Java: the compaction trigger
+        + 3, never below the trigger)."""
+        trigger = self.num_sorted_run_compaction_trigger
+        stop = self._int(NUM_SORTED_RUN_STOP_TRIGGER, _saturated(trigger + 3))
+        return max(trigger, stop)
+
+    @property
+    def full_compaction_delta_commits(self) -> int | None:
+        """Set: every written bucket is fully compacted at each batch commit (Java's Flink
+        writer does so for a value >= 0; a negative value changes nothing). Unset: None."""
+        key = FULL_COMPACTION_DELTA_COMMITS
+        return self._int(key, 0) if key in self.options else None
 
     @property
     def max_size_amplification_percent(self) -> int:
@@ -535,9 +594,13 @@ _RANGES: dict[str, _Range] = {
     COMMIT_MIN_RETRY_WAIT: _DURATION,
     COMMIT_MAX_RETRY_WAIT: _DURATION,
     WRITE_BUFFER_SIZE: _POSITIVE_SIZE,
+    WRITE_BUFFER_SPILL_MAX_DISK_SIZE: _MEMORY,
+    SPILL_COMPRESSION_ZSTD_LEVEL: _INT,
+    LOCAL_SORT_MAX_NUM_FILE_HANDLES: _at_least(2),
     NUM_LEVELS: _INT,
     NUM_SORTED_RUN_COMPACTION_TRIGGER: _INT,
     NUM_SORTED_RUN_STOP_TRIGGER: _INT,
+    FULL_COMPACTION_DELTA_COMMITS: _INT,
     SORT_SPILL_THRESHOLD: _INT,
     MAX_SIZE_AMPLIFICATION_PERCENT: _INT,
     COMPACTION_SIZE_RATIO: _INT,
@@ -574,6 +637,7 @@ _RANGES: dict[str, _Range] = {
             POSTPONE_BATCH_WRITE_FIXED_BUCKET,
             WRITE_ONLY,
             WRITE_COMPACTION_SKIP,
+            WRITE_BUFFER_SPILLABLE,
             SNAPSHOT_CLEAN_EMPTY_DIRECTORIES,
             SNAPSHOT_EXPIRE_CLEAN_EMPTY_DIRECTORIES,
             AGGREGATION_REMOVE_RECORD_ON_DELETE,
@@ -628,8 +692,11 @@ def check_ranges(options: Mapping[str, str], table: str, primary_key: bool) -> N
     or > 0. Ours alone, where Java goes on with a value that means nothing useful:
     ``target-file-size`` and ``manifest.target-file-size`` > 0, ``snapshot.expire.limit`` any
     int (at 0 or less expiry deletes nothing, as in Java), the other dynamic-bucket counts and
-    ``postpone.default-bucket-num`` >= 1, a finite ``compaction.small-file-ratio`` >= 0, and at
-    most MAX_LEVELS levels. tests/interop/test_option_ranges_java.py holds Java to this.
+    ``postpone.default-bucket-num`` >= 1, a finite ``compaction.small-file-ratio`` >= 0,
+    ``local-sort.max-num-file-handles`` >= 2 (a merge of spill files needs two), and at most
+    MAX_LEVELS levels. ``full-compaction.delta-commits`` is refused on an append table
+    with ``bucket = -1`` (SchemaValidation). tests/interop/test_option_ranges_java.py holds
+    Java to this.
     """
     for key in _RANGES:
         if key in options:
@@ -651,6 +718,11 @@ def check_ranges(options: Mapping[str, str], table: str, primary_key: bool) -> N
         )
     if primary_key:
         _check_lsm_triggers(options, where)
+    elif FULL_COMPACTION_DELTA_COMMITS in options and o.bucket == -1:
+        raise OptionError(
+            f"{where}option '{FULL_COMPACTION_DELTA_COMMITS}' is not supported by an append "
+            "table of unaware or dynamic bucket (bucket = -1), as in Java."
+        )
 
 
 MAX_LEVELS = 10_000

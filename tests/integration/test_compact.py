@@ -83,7 +83,8 @@ def check_compact_snapshot(
 def test_full_compaction_of_a_fixed_bucket_keeps_rows_and_their_order(
     catalog: FileSystemCatalog,
 ) -> None:
-    table = make_table(catalog, "one_bucket", {"bucket": "1", "bucket-key": "id"})
+    options = {"bucket": "1", "bucket-key": "id", "write-only": "true"}  # five files pile up
+    table = make_table(catalog, "one_bucket", options)
     for start in range(0, 50, 10):
         write_commit(table, rows(range(start, start + 10)))
     before_rows = read_all(table)
@@ -118,7 +119,8 @@ def test_compacting_again_finds_nothing_and_adds_no_snapshot(catalog: FileSystem
 def test_minor_compaction_of_a_fixed_bucket_takes_the_oldest_min_file_num_files(
     catalog: FileSystemCatalog,
 ) -> None:
-    table = make_table(catalog, "minor", {"bucket": "1", "bucket-key": "id"})
+    options = {"bucket": "1", "bucket-key": "id", "write-only": "true"}  # six files pile up
+    table = make_table(catalog, "minor", options)
     for start in range(0, 60, 10):
         write_commit(table, rows(range(start, start + 10)))
     before_rows = read_all(table)
@@ -310,7 +312,7 @@ def test_full_compaction_deduplicates_upserts_and_drops_deletes(
 def test_minor_compaction_keeps_deletes_above_older_data_and_full_drops_them(
     catalog: FileSystemCatalog,
 ) -> None:
-    table = pk_table(catalog, "minor_pk", {"bucket": "1"})
+    table = pk_table(catalog, "minor_pk", {"bucket": "1", "write-only": "true"})
     commit_rows(table, orders(list(range(2000))), None)
     assert compact(catalog, "db.minor_pk") is not None  # one big run at level 5
     for i in range(5):  # five small level-0 runs: the trigger
@@ -342,7 +344,8 @@ def test_big_non_overlapping_files_are_upgraded_not_rewritten(
     catalog: FileSystemCatalog,
 ) -> None:
     # with target-file-size 1 kb, every flushed file is "big" (>= 0.7 kb)
-    table = pk_table(catalog, "upgrade", {"bucket": "1", "target-file-size": "1 kb"})
+    options = {"bucket": "1", "target-file-size": "1 kb", "write-only": "true"}
+    table = pk_table(catalog, "upgrade", options)
     for start in (0, 100, 200):
         commit_rows(table, orders(list(range(start, start + 50))), None)
     before = live_files(table)
@@ -383,7 +386,7 @@ def test_failed_pk_compaction_keeps_upgraded_inputs(catalog: FileSystemCatalog) 
         pa.schema([*ORDERS, pa.field("dt", pa.string(), nullable=False)]),
         partition_keys=["dt"],
         primary_keys=["dt", "order_id"],
-        options={"bucket": "1", "target-file-size": "1 kb"},
+        options={"bucket": "1", "target-file-size": "1 kb", "write-only": "true"},
     )
     catalog.create_table("db.pk_broken", schema)
     table = catalog.get_table("db.pk_broken")

@@ -102,7 +102,9 @@ def test_java_reads_pk_tables_after_minor_and_full_compactions(
     catalog = catalog_at(tmp_path)
     catalog.create_table(
         f"{DB}.pk",
-        Schema.from_pyarrow_schema(ORDERS, primary_keys=["order_id"], options={"bucket": "2"}),
+        Schema.from_pyarrow_schema(
+            ORDERS, primary_keys=["order_id"], options={"bucket": "2", "write-only": "true"}
+        ),  # the small commits' level-0 runs stay for the procedure
     )
     table = catalog.get_table(f"{DB}.pk")
     commit(table, orders(list(range(3000))))
@@ -124,7 +126,9 @@ def test_java_reads_pk_tables_after_minor_and_full_compactions(
     assert java_rows(java_oracle, tmp_path, "pk") == expected
 
 
-@pytest.mark.parametrize("options", [{"bucket": "2", "bucket-key": "id"}, {}])
+@pytest.mark.parametrize(
+    "options", [{"bucket": "2", "bucket-key": "id", "write-only": "true"}, {}]
+)  # write-only: the fixed buckets' small files stay for the procedure
 def test_java_reads_compacted_append_tables(
     java_oracle: JavaOracle, tmp_path: Path, options: dict[str, str]
 ) -> None:

@@ -221,11 +221,15 @@ def table_options(name: str) -> dict[str, str]:
 
 
 def create_ours(warehouse: Path, name: str) -> FileSystemCatalog:
+    """``write-only`` (as Java's tables here): the small commits' level-0 runs stay for the
+    compactions to merge; first-row tables are compacted at every commit, as Java's are."""
+    options = table_options(name)
+    if name != FIRST_ROW:
+        options = {**options, "write-only": "true"}
     catalog = CatalogFactory.create({"warehouse": str(warehouse)})
     catalog.create_database(DB, ignore_if_exists=True)
     catalog.create_table(
-        f"{DB}.{TABLE}",
-        Schema.from_pyarrow_schema(SCHEMA, primary_keys=["id"], options=table_options(name)),
+        f"{DB}.{TABLE}", Schema.from_pyarrow_schema(SCHEMA, primary_keys=["id"], options=options)
     )
     return catalog
 

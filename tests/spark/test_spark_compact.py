@@ -93,7 +93,8 @@ def write_history(table: FileStoreTable) -> None:
 def test_spark_compaction_matches_the_local_procedure(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str, strategy: str
 ) -> None:
-    options = {"bucket": "2", "num-sorted-run.compaction-trigger": "2"}
+    # write-only: the history's runs stay for the procedures to compact
+    options = {"bucket": "2", "num-sorted-run.compaction-trigger": "2", "write-only": "true"}
     here = pk_table(catalog, "here", options)
     there = pk_table(catalog, "there", options)
     write_history(here)
@@ -144,7 +145,8 @@ def test_a_failed_compaction_job_leaves_no_snapshot_and_no_files(
 ) -> None:
     # dt=a: one disjoint big run (upgraded) and an overlapping pair (rewritten: a new file);
     # dt=b: every input corrupt, so its task fails on each attempt and the job fails
-    table = pk_table(catalog, "broken", {"bucket": "1", "target-file-size": "1 kb"})
+    options = {"bucket": "1", "target-file-size": "1 kb", "write-only": "true"}
+    table = pk_table(catalog, "broken", options)
     commit(table, orders(list(range(0, 50)), "a"))
     commit(table, orders(list(range(100, 150)), "a"))
     commit(table, orders(list(range(120, 130)), "a", 1))

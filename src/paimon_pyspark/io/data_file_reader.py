@@ -9,13 +9,16 @@ thin and full files read the same way. Compaction and the merge-on-read both rea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.orc as porc
+import pyarrow.parquet as pq
 
-from paimon_pyspark.format.files import read_file
+from paimon_pyspark.errors import CorruptTableError
+from paimon_pyspark.format.files import from_orc_table, read_file
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import (
     SEQUENCE_NUMBER,
@@ -26,6 +29,10 @@ from paimon_pyspark.spec.key_value import (
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.types.arrow import to_arrow_schema, to_arrow_type
 from paimon_pyspark.types.data_types import AtomicType, CharType, DataField
+
+PARQUET_READ_BUFFER = 1024 * 1024
+"""Bytes a batch reader reads of a Parquet column chunk at a time. pyarrow's default for a
+native file pre-buffers whole row groups (a million rows here), ~3x the memory per open run."""
 
 SYSTEM_FIELDS = (
     DataField(SEQUENCE_NUMBER_ID, SEQUENCE_NUMBER, AtomicType(name="BIGINT", nullable=False)),
@@ -50,49 +57,129 @@ def read_data_file(
     Columns are found by field id in the schema the file was written with; a field added
     later reads as nulls, a renamed one by its old name, a widened one is cast.
     """
-    file_schema = store.schema_manager.schema(f.schema_id)
-    file_by_id = {fd.id: fd for fd in file_schema.fields}
-    columns: list[tuple[DataField, DataField | None]] = [
-        (cur, file_by_id.get(cur.id)) for cur in fields
-    ]
-    if system:
-        columns += [(sf, sf) for sf in SYSTEM_FIELDS]
-    physical = [old for _, old in columns if old is not None]
-    fmt = file_format_of(store, f)
+    mapping = _ColumnMapping(store, f, fields, system)
     data = read_file(
         store.file_io,
         f"{bucket_path}/{f.file_name}",
-        fmt,
-        [p.name for p in physical],
-        to_arrow_schema(physical),
+        mapping.fmt,
+        mapping.physical_names,
+        mapping.physical_schema,
     )
-    arrays = []
-    for cur, old in columns:
-        target = to_arrow_type(cur.type)
-        if old is None:
-            arrays.append(pa.nulls(data.num_rows, target))
-            continue
-        column = data.column(old.name)
-        if fmt == "orc" and isinstance(old.type, CharType) and not old.type.variable:
-            # Java's ORC writer pads CHAR(n) values and its reader strips the padding.
-            column = pc.utf8_rtrim(column, characters=" ")
-        arrays.append(column if column.type == target else column.cast(target))
-    schema = pa.schema(
-        [pa.field(c.name, to_arrow_type(c.type), c.type.nullable) for c, _ in columns]
-    )
-    return pa.Table.from_arrays(arrays, schema=schema)
+    return mapping.current(data)
+
+
+def iter_data_file(
+    store: FileStore,
+    bucket_path: str,
+    f: DataFileMeta,
+    fields: Sequence[DataField],
+    system: bool,
+    batch_rows: int,
+) -> Iterator[pa.Table]:
+    """:func:`read_data_file` in batches of at most ``batch_rows`` rows, in file order.
+
+    Parquet files are decoded batch by batch and ORC files stripe by stripe, so only one
+    batch (and the row group or stripe it comes from) is in memory at a time; Avro files are
+    decoded whole and handed out in slices.
+    """
+    mapping = _ColumnMapping(store, f, fields, system)
+    path = f"{bucket_path}/{f.file_name}"
+    if mapping.fmt == "avro":
+        data = read_file(
+            store.file_io, path, "avro", mapping.physical_names, mapping.physical_schema
+        )
+        for start in range(0, data.num_rows, batch_rows):
+            yield mapping.current(data.slice(start, batch_rows))
+        return
+    try:
+        with store.file_io.open_input(path) as stream:
+            if mapping.fmt == "parquet":
+                reader = pq.ParquetFile(stream, pre_buffer=False, buffer_size=PARQUET_READ_BUFFER)
+                for batch in reader.iter_batches(
+                    batch_size=batch_rows, columns=mapping.physical_names, use_threads=False
+                ):
+                    yield mapping.current(pa.Table.from_batches([batch]))
+            else:
+                orc = porc.ORCFile(stream)
+                for i in range(orc.nstripes):
+                    stripe = pa.Table.from_batches(
+                        [orc.read_stripe(i, columns=mapping.physical_names)]
+                    )
+                    stripe = from_orc_table(stripe, mapping.physical_schema)
+                    for start in range(0, stripe.num_rows, batch_rows):
+                        yield mapping.current(stripe.slice(start, batch_rows))
+    except (OSError, pa.ArrowInvalid) as e:
+        raise CorruptTableError(f"Data file '{path}' cannot be read: {e}") from e
+
+
+class _ColumnMapping:
+    """The current schema's ``fields`` found by field id in the schema ``f`` was written with."""
+
+    def __init__(
+        self, store: FileStore, f: DataFileMeta, fields: Sequence[DataField], system: bool
+    ) -> None:
+        file_schema = store.schema_manager.schema(f.schema_id)
+        file_by_id = {fd.id: fd for fd in file_schema.fields}
+        self.columns: list[tuple[DataField, DataField | None]] = [
+            (cur, file_by_id.get(cur.id)) for cur in fields
+        ]
+        if system:
+            self.columns += [(sf, sf) for sf in SYSTEM_FIELDS]
+        physical = [old for _, old in self.columns if old is not None]
+        self.physical_names = [p.name for p in physical]
+        self.physical_schema = to_arrow_schema(physical)
+        self.fmt = file_format_of(store, f)
+        self.schema = pa.schema(
+            [pa.field(c.name, to_arrow_type(c.type), c.type.nullable) for c, _ in self.columns]
+        )
+
+    def current(self, data: pa.Table) -> pa.Table:
+        """Physical columns read from the file as the current schema's columns."""
+        arrays = []
+        for cur, old in self.columns:
+            target = to_arrow_type(cur.type)
+            if old is None:
+                arrays.append(pa.nulls(data.num_rows, target))
+                continue
+            column = data.column(old.name)
+            if self.fmt == "orc" and isinstance(old.type, CharType) and not old.type.variable:
+                # Java's ORC writer pads CHAR(n) values and its reader strips the padding.
+                column = pc.utf8_rtrim(column, characters=" ")
+            arrays.append(column if column.type == target else column.cast(target))
+        return pa.Table.from_arrays(arrays, schema=self.schema)
 
 
 def read_kv_records(store: FileStore, bucket_path: str, files: Sequence[DataFileMeta]) -> pa.Table:
     """All table columns + ``_SEQUENCE_NUMBER`` + ``_VALUE_KIND`` of ``files``, unmerged.
 
-    The entry point for compaction and for the merge-on-read.
+    The entry point for the merge-on-read and for postpone files.
     """
     fields = list(store.fields)
     parts = [read_data_file(store, bucket_path, f, fields, system=True) for f in files]
     if not parts:
-        return to_arrow_schema([*fields, *SYSTEM_FIELDS]).empty_table()
+        return kv_schema(store).empty_table()
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+
+def kv_schema(store: FileStore) -> pa.Schema:
+    """The Arrow schema of KV records: table columns, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``."""
+    return to_arrow_schema([*store.fields, *SYSTEM_FIELDS])
+
+
+def iter_kv_records(
+    store: FileStore,
+    bucket_path: str,
+    files: Sequence[DataFileMeta],
+    batch_rows: int,
+    fields: Sequence[DataField] | None = None,
+) -> Iterator[pa.Table]:
+    """:func:`read_kv_records` of ``files`` in batches of at most ``batch_rows`` rows, file
+    after file; ``fields`` (default: every table column) narrows the columns. The entry point
+    for compaction, which reads each sorted run this way (Java's KeyValueFileReaderFactory
+    under a SortMergeReader)."""
+    cols = list(store.fields) if fields is None else list(fields)
+    for f in files:
+        yield from iter_data_file(store, bucket_path, f, cols, True, batch_rows)
 
 
 def read_postpone_records(

@@ -18,6 +18,9 @@ from paimon_pyspark.store.file_store import FileStore
 @dataclass(frozen=True)
 class CompactSettings:
     num_sorted_run_compaction_trigger: int = 5
+    num_sorted_run_stop_trigger: int = 8
+    """A writer whose bucket has more sorted runs than this compacts before going on (Java's
+    MergeTreeCompactManager.shouldWaitForLatestCompaction)."""
     num_levels: int = 6
     max_size_amplification_percent: int = 200
     size_ratio: int = 1
@@ -46,6 +49,7 @@ class CompactSettings:
         ratio = o.compaction_small_file_ratio
         return CompactSettings(
             num_sorted_run_compaction_trigger=trigger,
+            num_sorted_run_stop_trigger=o.num_sorted_run_stop_trigger,
             num_levels=num_levels,
             max_size_amplification_percent=o.max_size_amplification_percent,
             size_ratio=o.compaction_size_ratio,

@@ -9,7 +9,9 @@ org.apache.paimon.mergetree.MergeTreeWriter (updateCompactResult):
     round 2   universal pick on the levels round 1 left (Java's batch prepareCommit triggers
               one more compaction and waits for it)
     per unit  files cut into key sections; overlapping sections are merged and rewritten, a
-              lone big file is upgraded (same file, new level) instead of rewritten
+              lone big file is upgraded (same file, new level) instead of rewritten; the runs
+              of the sections rewritten together are merged as one stream of key slices
+              (``sort_merge``, ``lanes``), batch by batch, so memory does not grow with the data
     result    compact_before = inputs (as first seen), compact_after = outputs still alive
 
 Retractions are dropped only when no older data can hide outside the unit (see
@@ -25,7 +27,7 @@ the output already holds it, since the first row of a key is final.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,10 +35,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_pyspark.io.data_file_reader import read_data_file, read_kv_records
+from paimon_pyspark.io.data_file_reader import iter_data_file, iter_kv_records
 from paimon_pyspark.merge.merge_function import DEDUPLICATE, FIRST_ROW, MergeSettings, merge
 from paimon_pyspark.mergetree.compact_settings import CompactSettings
-from paimon_pyspark.mergetree.sorted_run_writer import write_sorted_run
+from paimon_pyspark.mergetree.sort_merge import MERGE_BATCH_ROWS, concat, merge_sorted_runs
+from paimon_pyspark.mergetree.sorted_run_writer import SortedRunWriter, open_sorted_run
+from paimon_pyspark.mergetree.spill import SpillFile, SpillSettings, delete_all
 from paimon_pyspark.mergetree.universal import (
     CompactStrategy,
     CompactUnit,
@@ -88,44 +92,82 @@ def lookup_compaction_supported(store: FileStore) -> bool:
 
 
 class MergeTreeRewriter:
-    """Reads files of one bucket as key-value records, merges them and writes a sorted run."""
+    """Reads files of one bucket as key-value records, merges them and writes a sorted run.
 
-    def __init__(self, store: FileStore, partition_values: Sequence[Any], bucket: int) -> None:
+    The sections are merged as one stream (``sort_merge.merge_sorted_runs`` over ``lanes``):
+    at most ``batch_rows`` rows of each run are read at a time, so the memory a rewrite takes
+    depends on the number of runs and the batch size, not on how much data they hold.
+    """
+
+    def __init__(
+        self,
+        store: FileStore,
+        partition_values: Sequence[Any],
+        bucket: int,
+        batch_rows: int = MERGE_BATCH_ROWS,
+    ) -> None:
         self.store = store
         self.partition_values = list(partition_values)
         self.bucket = bucket
+        self.batch_rows = batch_rows
         rel = store.partition_rel_path(self.partition_values)
         self.bucket_path = PathFactory(store.path).bucket_path(rel, bucket)
         self.keys = store.table_schema.trimmed_primary_keys()
         self.merge_settings = MergeSettings.from_table(store)
+        self.spill_threshold = store.options.sort_spill_threshold
+        self.spill_settings = SpillSettings.of(store.options)
 
     def rewrite(
         self, output_level: int, dropping: bool, sections: Sequence[Sequence[SortedRun]]
     ) -> CompactResult:
         files = [f for section in sections for run in section for f in run.files]
-        records = read_kv_records(self.store, self.bucket_path, files)
-        merged = merge(records, self.keys, self.merge_settings, dropping)
-        return self.written(files, merged, output_level)
+        writer = self.open(output_level)
+        spilled: list[SpillFile] = []
+        try:
+            runs = self.read_runs(lanes(sections), spilled)
+            for pieces in merge_sorted_runs(runs, self.keys):
+                records = concat(pieces)
+                if records is not None:
+                    writer.add(merge(records, self.keys, self.merge_settings, dropping))
+            return CompactResult(list(files), writer.close())
+        except BaseException:
+            writer.abort()
+            raise
+        finally:
+            delete_all(spilled)
 
-    def written(
-        self, files: Sequence[DataFileMeta], merged: pa.Table, output_level: int
-    ) -> CompactResult:
-        """``files`` compacted into ``merged``, written as a sorted run at ``output_level``."""
-        after = write_sorted_run(
-            self.store,
-            self.partition_values,
-            self.bucket,
-            merged,
-            output_level,
-            FILE_SOURCE_COMPACT,
+    def read_runs(
+        self, runs: Sequence[Sequence[DataFileMeta]], spilled: list[SpillFile]
+    ) -> list[Iterator[pa.Table]]:
+        """Sorted runs of files, each read batch by batch. Beyond ``sort-spill-threshold``
+        runs, the smallest are first copied to local spill files (Java's MergeSorter), which
+        ``spilled`` collects for the caller to delete."""
+        readers = [self.read_run(run) for run in runs]
+        extra = len(runs) - self.spill_threshold
+        if extra > 0:
+            size = [sum(f.file_size for f in run) for run in runs]
+            for i in sorted(range(len(runs)), key=lambda i: size[i])[:extra]:
+                spilled.append(SpillFile(readers[i], self.spill_settings))
+                readers[i] = spilled[-1].batches()
+        return readers
+
+    def read_run(self, files: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
+        """The KV records of one sorted run's files, in batches, in key order."""
+        return iter_kv_records(self.store, self.bucket_path, files, self.batch_rows)
+
+    def open(self, output_level: int) -> SortedRunWriter:
+        return open_sorted_run(
+            self.store, self.partition_values, self.bucket, output_level, FILE_SOURCE_COMPACT
         )
-        return CompactResult(list(files), after)
 
     def delete(self, f: DataFileMeta) -> None:
         self.store.file_io.delete_quietly(f"{self.bucket_path}/{f.file_name}")
 
     def upgrade(self, output_level: int, f: DataFileMeta) -> CompactResult:
         return CompactResult([f], [f.with_level(output_level)])
+
+
+_ABOVE_LEVEL_0 = "__paimon_above_level_0"
 
 
 class FirstRowLookupRewriter(MergeTreeRewriter):
@@ -136,7 +178,8 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
     records came from a file above level 0 is looked up in the levels above the output, and
     dropped if found there: that older row already wins. A level-0 file is rewritten this way
     instead of upgraded unless it goes to the top level (upgradeStrategy), where there is
-    nothing above to look up.
+    nothing above to look up. The key columns of the levels above are streamed with the
+    runs, so each slice is looked up in the keys of its own key range.
     """
 
     def __init__(
@@ -145,8 +188,9 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
         partition_values: Sequence[Any],
         bucket: int,
         levels: Levels,
+        batch_rows: int = MERGE_BATCH_ROWS,
     ) -> None:
-        super().__init__(store, partition_values, bucket)
+        super().__init__(store, partition_values, bucket, batch_rows)
         self.levels = levels
         by_name = {f.name: f for f in store.fields}
         self.key_fields = [by_name[k] for k in self.keys]
@@ -157,38 +201,81 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
         files = [f for section in sections for run in section for f in run.files]
         if output_level == 0 or all(f.level > 0 for f in files):
             return super().rewrite(output_level, dropping, sections)
-        low = read_kv_records(self.store, self.bucket_path, [f for f in files if f.level == 0])
-        high = read_kv_records(self.store, self.bucket_path, [f for f in files if f.level > 0])
-        records = pa.concat_tables([low, high]) if high.num_rows else low
-        merged = merge(records, self.keys, self.merge_settings, dropping)
-        above = self._keys_above(output_level, files)
-        if above.num_rows and merged.num_rows:
-            found = keys_in(merged, above, self.keys)
-            if high.num_rows:
-                found &= ~keys_in(merged, high, self.keys)
-            merged = merged.filter(pa.array(~found))
-        return self.written(files, merged, output_level)
+        writer = self.open(output_level)
+        try:
+            unit = lanes(sections)
+            runs = [self._read_marked(run) for run in unit]
+            runs += [self._read_keys(level) for level in self._files_above(output_level, files)]
+            for pieces in merge_sorted_runs(runs, self.keys):
+                merged = self._merge(pieces[: len(unit)], pieces[len(unit) :], dropping)
+                if merged is not None:
+                    writer.add(merged)
+            return CompactResult(list(files), writer.close())
+        except BaseException:
+            writer.abort()
+            raise
 
     def upgrade(self, output_level: int, f: DataFileMeta) -> CompactResult:
         if f.level == 0 and output_level != self.levels.max_level:
             return self.rewrite(output_level, False, [[SortedRun((f,))]])
         return super().upgrade(output_level, f)
 
-    def _keys_above(self, output_level: int, files: Sequence[DataFileMeta]) -> pa.Table:
-        """Key columns of the files above ``output_level`` whose key range meets ``files``'."""
+    def _merge(
+        self, unit: Sequence[pa.Table | None], above: Sequence[pa.Table | None], dropping: bool
+    ) -> pa.Table | None:
+        """One slice merged, without the keys only level 0 holds that a level above has."""
+        records = concat(unit)
+        if records is None:
+            return None
+        high = records.filter(records.column(_ABOVE_LEVEL_0)).select(self.keys)
+        records = records.drop_columns([_ABOVE_LEVEL_0])
+        merged = merge(records, self.keys, self.merge_settings, dropping)
+        keys_above = concat(above)
+        if keys_above is not None and merged.num_rows:
+            found = keys_in(merged, keys_above.select(self.keys), self.keys)
+            if high.num_rows:
+                found &= ~keys_in(merged, high, self.keys)
+            merged = merged.filter(pa.array(~found))
+        return merged
+
+    def _read_marked(self, files: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
+        """A run's records, each marked with whether its file is above level 0."""
+        for f in files:
+            for batch in iter_kv_records(self.store, self.bucket_path, [f], self.batch_rows):
+                mark = pa.array(np.full(batch.num_rows, f.level > 0))
+                yield batch.append_column(_ABOVE_LEVEL_0, mark)
+
+    def _read_keys(self, files: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
+        for f in files:
+            yield from iter_data_file(
+                self.store, self.bucket_path, f, self.key_fields, False, self.batch_rows
+            )
+
+    def _files_above(
+        self, output_level: int, files: Sequence[DataFileMeta]
+    ) -> list[list[DataFileMeta]]:
+        """Per level above ``output_level`` (each one sorted run), its files whose key range
+        meets ``files``'."""
         order = self.levels.order
         lo = min(order(f.min_key) for f in files)
         hi = max(order(f.max_key) for f in files)
-        above = [
-            f
+        levels = [
+            [f for f in run if order(f.max_key) >= lo and order(f.min_key) <= hi]
             for run in self.levels.runs[output_level:]
-            for f in run
-            if order(f.max_key) >= lo and order(f.min_key) <= hi
         ]
-        parts = [read_data_file(self.store, self.bucket_path, f, self.key_fields) for f in above]
-        if not parts:
-            return pa.table({k: pa.array([], pa.null()) for k in self.keys})
-        return pa.concat_tables(parts)
+        return [level for level in levels if level]
+
+
+def lanes(sections: Sequence[Sequence[SortedRun]]) -> list[list[DataFileMeta]]:
+    """The runs of key-ordered, disjoint sections as sorted runs across sections: lane ``i``
+    holds run ``i`` of every section that has one, so one streaming merge of the lanes merges
+    the sections in turn (and joins float keys at their borders, as one merge of all the
+    records would) with one batch per lane in memory."""
+    out: list[list[DataFileMeta]] = [[] for _ in range(max((len(s) for s in sections), default=0))]
+    for section in sections:
+        for lane, run in zip(out, section, strict=False):
+            lane.extend(run.files)
+    return out
 
 
 def keys_in(records: pa.Table, keys_of: pa.Table, key_names: Sequence[str]) -> np.ndarray:
@@ -300,11 +387,13 @@ def compact_kv_bucket(
     files: Sequence[DataFileMeta],
     full: bool,
     rounds: int = 2,
+    batch_rows: int = MERGE_BATCH_ROWS,
 ) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
     """Compact one bucket; returns (compact_before, compact_after), both empty if nothing to do.
 
     ``rounds`` = 2 for the compact procedure (Java's writer compacts, then its prepareCommit
     triggers once more); a writer's commit (``TableWrite``) triggers once, ``rounds`` = 1.
+    ``batch_rows``: rows read at a time from each sorted run a rewrite merges.
     On failure every file this call wrote is deleted before the error propagates; upgraded
     files are inputs still in use and are never deleted.
     """
@@ -314,9 +403,9 @@ def compact_kv_bucket(
     levels = Levels(files, s.num_levels, order)
     strategy = strategy_of(s)
     rewriter = (
-        FirstRowLookupRewriter(store, partition_values, bucket, levels)
+        FirstRowLookupRewriter(store, partition_values, bucket, levels, batch_rows)
         if s.need_lookup and MergeSettings.from_table(store).engine == FIRST_ROW
-        else MergeTreeRewriter(store, partition_values, bucket)
+        else MergeTreeRewriter(store, partition_values, bucket, batch_rows)
     )
     increment = _Increment(store, rewriter.bucket_path)
     try:

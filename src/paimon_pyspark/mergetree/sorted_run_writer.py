@@ -25,12 +25,62 @@ class SortedRunWriter(RollingFileWriter):
 
     Each file's min/max key is its first/last record's key, so the input must be sorted, as
     Java's KeyValueDataFileWriter requires; ``roll`` ends a run.
+
+    A merge that streams (compaction, a spilled write buffer) hands its output slice by slice
+    to ``add``, which gathers them into pieces of about ``piece_bytes`` so that a file gets
+    row groups of the usual size, not one per slice; ``end_run`` writes what is gathered and
+    rolls.
     """
 
     def __init__(
         self, settings: KvFileSettings, bucket_dir: BucketDir, level: int, file_source: int
     ) -> None:
         super().__init__(settings.files, bucket_dir, KeyValueFileKind(settings), level, file_source)
+        self._gathered: list[pa.Table] = []
+        self._gathered_bytes = 0
+
+    def add(self, rows: pa.Table) -> None:
+        """Write ``rows`` (sorted, after every row written before) once a piece is gathered."""
+        if not rows.num_rows:
+            return
+        self._gathered.append(rows)
+        self._gathered_bytes += rows.nbytes
+        if self._gathered_bytes >= self.s.piece_bytes:
+            self._write_gathered()
+
+    def end_run(self) -> None:
+        """Write what ``add`` gathered and close the open file: the sorted run is complete."""
+        self._write_gathered()
+        self.roll()
+
+    def close(self) -> list[DataFileMeta]:
+        self._write_gathered()
+        return super().close()
+
+    def abort(self) -> None:
+        self._gathered, self._gathered_bytes = [], 0
+        super().abort()
+
+    def _write_gathered(self) -> None:
+        rows, self._gathered, self._gathered_bytes = self._gathered, [], 0
+        if rows:
+            self.write(pa.concat_tables(rows) if len(rows) > 1 else rows[0])
+
+
+def open_sorted_run(
+    store: FileStore,
+    partition_values: Sequence[Any],
+    bucket: int,
+    level: int,
+    file_source: int,
+) -> SortedRunWriter:
+    """A writer of one sorted run of KV records at ``level`` in the bucket's directory."""
+    settings = KvFileSettings.of(store)
+    path_factory = PathFactory(store.path)
+    bucket_path = path_factory.bucket_path(store.partition_rel_path(list(partition_values)), bucket)
+    return SortedRunWriter(
+        settings, BucketDir(store.file_io, bucket_path, path_factory), level, file_source
+    )
 
 
 def write_sorted_run(
@@ -46,11 +96,7 @@ def write_sorted_run(
     The entry point for compaction: ``records`` hold the table columns plus
     ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``, at most one record per key, sorted by key.
     """
-    settings = KvFileSettings.of(store)
-    path_factory = PathFactory(store.path)
-    bucket_path = path_factory.bucket_path(store.partition_rel_path(list(partition_values)), bucket)
-    bucket_dir = BucketDir(store.file_io, bucket_path, path_factory)
-    writer = SortedRunWriter(settings, bucket_dir, level, file_source)
+    writer = open_sorted_run(store, partition_values, bucket, level, file_source)
     try:
         writer.write(records)
         return writer.close()

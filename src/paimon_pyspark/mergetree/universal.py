@@ -222,19 +222,17 @@ class UniversalCompaction:
     ) -> CompactUnit | None:
         """Grow the newest ``count`` runs while the next run is not much bigger than them.
 
-        Once a compaction is triggered, runs of level 0 and 1 are taken regardless of size.
+        As Java 1.4.2 does: the first much bigger run ends the candidates, whatever its level
+        (later Java releases let level-0 and level-1 runs join once triggered; following them
+        would make our writers compact differently from 1.4.2's).
         """
         candidate = sum(r.run.total_size for r in runs[:count])
-        triggered = force or count > 1
         for nxt in runs[count:]:
-            if candidate * (100.0 + self.size_ratio) / 100.0 < nxt.run.total_size and (
-                not triggered or nxt.level > 1
-            ):
+            if candidate * (100.0 + self.size_ratio) / 100.0 < nxt.run.total_size:
                 break
             candidate += nxt.run.total_size
             count += 1
-            triggered = True
-        return self.create_unit(runs, max_level, count) if triggered else None
+        return self.create_unit(runs, max_level, count) if force or count > 1 else None
 
     def create_unit(
         self, runs: Sequence[LevelSortedRun], max_level: int, count: int

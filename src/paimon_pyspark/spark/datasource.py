@@ -7,6 +7,8 @@ file the job wrote. The Data Source API cannot ask Spark for a distribution, so 
 table may get one bucket from several tasks. For append tables their sequence numbers are
 renumbered at commit so the bucket reads as if one writer wrote it; the tasks of a primary-key
 table interleave their sequence numbers instead (see WriteJob), since those live in the files.
+Tasks that may share a bucket never compact it; after the data commit the job's driver
+compacts the fixed buckets written as a lone writer would at its commit (a COMPACT snapshot).
 Reads are one input partition per split.
 
 Filters are not pushed down: pyspark 4.3 keeps the reader that ``pushFilters`` configured on the

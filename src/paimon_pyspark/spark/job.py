@@ -64,9 +64,11 @@ from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.mergetree.compaction import lookup_compaction_supported
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
+from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.table_commit import TableCommit
 from paimon_pyspark.table.write_builder import BatchWriteBuilder
+from paimon_pyspark.write.compact_manager import compact_written_buckets
 from paimon_pyspark.write.table_write import TableWrite
 
 STAGING_DIR = ".paimon-staging"
@@ -261,10 +263,15 @@ class WriteJob:
         return TaskResult(record, tuple(messages))
 
     def _sequence_slot(self, table: FileStoreTable) -> tuple[int, int] | None:
-        if not (self.shared_buckets and table.primary_keys):
+        """Tasks sharing buckets: interleaved sequence numbers for a primary-key table; for an
+        append table (renumbered at commit) the stride only says the bucket is shared, so no
+        task compacts it at commit."""
+        if not self.shared_buckets:
             return None
         context = TaskContext.get()
         task = context.partitionId() if context is not None else 0
+        if not table.primary_keys:
+            return (task % SHARED_BUCKET_STRIDE, SHARED_BUCKET_STRIDE)
         if task >= SHARED_BUCKET_STRIDE:
             raise PaimonError(
                 f"Table '{table.name}': df.write.format('paimon') into a primary-key table "
@@ -294,16 +301,42 @@ class WriteJob:
         commit = TableCommit(table.store, self.commit_user, self.overwrite, new_user=True)
         ids = commit.commit(messages) if messages or self.overwrite is not None else []
         self._close(table, keep={r.record for r in results})
-        if ids and self.shared_buckets and table.primary_keys:
+        if ids and self.shared_buckets:
+            lookup = table.options.need_lookup(bool(table.primary_keys))
             try:
-                ids += self._push_up_level0(table, messages)
+                if lookup:
+                    ids += self._push_up_level0(table, messages)
+                elif table.bucket_mode == BucketMode.HASH_FIXED:
+                    ids += self._compact_shared_buckets(table, messages)
             except Exception as e:
+                after = (
+                    "A batch read of this first-row table shows the new rows only after "
+                    if lookup
+                    else "The rows are readable; compact them with "
+                )
                 raise PaimonError(
                     f"Table '{table.name}': the data is committed (snapshot {ids[-1]}), but "
-                    f"compacting its level-0 files failed: {e}. A batch read of this first-row "
-                    "table shows the new rows only after paimon_pyspark.procedures.compact."
+                    f"compacting the buckets it wrote failed: {e}. {after}"
+                    "paimon_pyspark.procedures.compact."
                 ) from e
         return ids
+
+    def _compact_shared_buckets(
+        self, table: FileStoreTable, messages: Sequence[CommitMessage]
+    ) -> list[int]:
+        """Tasks sharing a bucket cannot compact it at commit as a lone writer does
+        (TableWrite): after the data commit, the driver gives every bucket written the picks a
+        lone writer's commit makes (write/compact_manager.py), in one COMPACT snapshot."""
+        touched = {(m.partition, m.bucket) for m in messages if m.new_files}
+        compacted = compact_written_buckets(table.store, touched)
+        commit = BatchWriteBuilder(table, self.commit_user).new_commit()
+        try:
+            return commit.commit(compacted) if compacted else []
+        except CommitOutcomeUnknownError:
+            raise
+        except BaseException:
+            commit.abort([written_only(m) for m in compacted])
+            raise
 
     def _push_up_level0(
         self, table: FileStoreTable, messages: Sequence[CommitMessage]

@@ -3,7 +3,9 @@
 Mirrors org.apache.paimon.utils.RecordWriter (write, flush, prepareCommit, close) that Java's
 AppendOnlyWriter, MergeTreeWriter and PostponeBucketWriter implement. ``BufferedBucketWriter``
 holds rows in memory until TableWrite flushes them into a RollingFileWriter; the append and
-postpone writers are exactly that, the key-value writer merges its buffer into sorted runs.
+postpone writers are exactly that. The key-value writer keeps a sort buffer that draws on the
+write's shared ``write-buffer-size`` and spills instead (write/key_value_writer.py): its
+``flush_threshold`` is never reached.
 """
 
 from __future__ import annotations

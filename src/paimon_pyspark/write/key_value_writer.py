@@ -1,12 +1,16 @@
 """The writer of one (partition, bucket) of a primary-key table.
 
-Mirrors org.apache.paimon.mergetree.MergeTreeWriter: a write buffer, merged per key and flushed
-as a level-0 sorted run (``mergetree/sorted_run_writer.py``) once it holds ``write-buffer-size``
-Arrow bytes. Records travel as Arrow tables of the table columns plus ``_SEQUENCE_NUMBER``
-(int64) and ``_VALUE_KIND`` (int8), see ``io/key_value_file.py``.
+Mirrors org.apache.paimon.mergetree.MergeTreeWriter: a write buffer (``mergetree/write_buffer.py``,
+Java's SortBufferWriteBuffer) drawing on the write's shared ``write-buffer-size``, spilling to
+local disk when the budget is used up, and merged per key into a level-0 sorted run
+(``mergetree/sorted_run_writer.py``) at ``prepare_commit``, or when it may not spill. Records
+travel as Arrow tables of the table columns plus ``_SEQUENCE_NUMBER`` (int64) and
+``_VALUE_KIND`` (int8), see ``io/key_value_file.py``.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 import pyarrow as pa
@@ -15,20 +19,24 @@ from paimon_pyspark.io.data_file import BucketDir
 from paimon_pyspark.io.key_value_file import KvFileSettings
 from paimon_pyspark.merge.merge_function import MergeSettings, merge
 from paimon_pyspark.mergetree.sorted_run_writer import SortedRunWriter
-from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_APPEND
+from paimon_pyspark.mergetree.spill import SpillSettings
+from paimon_pyspark.mergetree.write_buffer import SortBuffer, WriteBufferPool
+from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_APPEND, DataFileMeta
 from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER
 from paimon_pyspark.store.paths import PathFactory
-from paimon_pyspark.write.bucket_writer import BufferedBucketWriter
+
+NEVER = 2**63 - 1
 
 
-class KeyValueWriter(BufferedBucketWriter):
+class KeyValueWriter:
     """The writer of one (partition, bucket) of a primary-key table.
 
     Rows arrive with their ``_VALUE_KIND``; each gets the next sequence number of this writer
-    (``base + k * stride + index`` for its k-th row, see ``sequence_slot`` on TableWrite). Once
-    the buffer holds ``write-buffer-size`` Arrow bytes it is merged (one record per key, deletes
-    kept) and written as a new level-0 sorted run, as Java's MergeTreeWriter flushes (here per
-    bucket writer rather than shared by all writers of the task).
+    (``base + k * stride + index`` for its k-th row, see ``sequence_slot`` on TableWrite) and
+    goes into the buffer, whose bytes are reserved in ``pool`` (the TableWrite's
+    ``write-buffer-size``; a pool of its own when none is given). When the pool is full, a
+    buffer spills (``spill``) or, when it may not, is merged (one record per key, deletes
+    kept) and written as a new level-0 sorted run, as Java's MergeTreeWriter flushes.
     """
 
     def __init__(
@@ -39,15 +47,35 @@ class KeyValueWriter(BufferedBucketWriter):
         path_factory: PathFactory,
         next_seq: int,
         sequence_slot: tuple[int, int] = (0, 1),
+        pool: WriteBufferPool | None = None,
+        spill: SpillSettings | None = None,
     ) -> None:
         bucket_dir = BucketDir(settings.files.file_io, bucket_path, path_factory)
-        runs = SortedRunWriter(settings, bucket_dir, 0, FILE_SOURCE_APPEND)
-        super().__init__(runs, settings.write_buffer_size)
+        self.files = SortedRunWriter(settings, bucket_dir, 0, FILE_SOURCE_APPEND)
         self.s = settings
         self.merge_settings = merge_settings
         self.base_seq = next_seq
         self.slot_index, self.slot_stride = sequence_slot
         self.count = 0
+        self.buffer = SortBuffer(
+            settings.trimmed_primary_keys, merge_settings, spill or SpillSettings(spillable=False)
+        )
+        self.pool = pool if pool is not None else WriteBufferPool(settings.write_buffer_size)
+        self.pool.register(self)
+        self._lock = threading.Lock()
+
+    @property
+    def flush_threshold(self) -> int:
+        """Never reached: the pool decides when a buffer gives its memory back."""
+        return NEVER
+
+    @property
+    def buffered_bytes(self) -> int:
+        return self.buffer.memory_bytes
+
+    @property
+    def memory_occupancy(self) -> int:
+        return self.buffer.memory_bytes
 
     def write(self, rows: pa.Table) -> None:
         """Buffer ``rows`` (table columns + ``_VALUE_KIND``), numbering them in arrival order."""
@@ -57,14 +85,52 @@ class KeyValueWriter(BufferedBucketWriter):
         k = np.arange(self.count, self.count + n, dtype=np.int64)
         seq = self.base_seq + k * self.slot_stride + self.slot_index
         self.count += n
-        super().write(rows.append_column(SEQUENCE_NUMBER, pa.array(seq, pa.int64())))
+        rows = rows.append_column(SEQUENCE_NUMBER, pa.array(seq, pa.int64()))
+        with self._lock:
+            self.buffer.put(rows)
+        self.pool.reserve(self, rows.nbytes)
+
+    def flush_memory(self) -> bool:
+        """Give the buffer's memory back: spill it, or flush it as a level-0 sorted run when
+        it may not spill (Java's flushMemory); False when the writer is busy."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            held = self.buffer.memory_bytes
+            if self.buffer.spill():
+                self.pool.release(held)
+            else:
+                self._flush()
+        finally:
+            self._lock.release()
+        return True
 
     def flush(self) -> None:
         """Merge the buffer and write it as one level-0 sorted run (one or more files)."""
-        records = self.take_buffer()
-        if records is None:
+        with self._lock:
+            self._flush()
+
+    def prepare_commit(self) -> list[DataFileMeta]:
+        self.flush()
+        self.pool.unregister(self)
+        return self.files.close()
+
+    def abort(self) -> None:
+        with self._lock:
+            self.pool.release(self.buffer.memory_bytes)
+            self.buffer.clear()
+            self.pool.unregister(self)
+            self.files.abort()
+
+    def _flush(self) -> None:
+        if self.buffer.empty:
             return
         keys = self.s.trimmed_primary_keys
-        merged = merge(records, keys, self.merge_settings, drop_delete=False, buffer=True)
-        self.files.write(merged)
-        self.files.roll()
+        try:
+            for records in self.buffer.sorted_slices():
+                merged = merge(records, keys, self.merge_settings, drop_delete=False, buffer=True)
+                self.files.add(merged)
+            self.files.end_run()
+        finally:
+            self.pool.release(self.buffer.memory_bytes)
+            self.buffer.clear()

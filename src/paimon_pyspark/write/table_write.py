@@ -11,12 +11,17 @@ Rows of a primary-key table carry a row kind: +I unless ``rowkind.field`` names 
 holding ``+I``/``-U``/``+U``/``-D`` (kept as an ordinary column, as Java's RowKindGenerator
 does). With ``ignore-delete`` retractions are dropped here, as Java's TableWriteImpl does.
 
-Tables that need lookup (``first-row``; ``force-lookup`` with deduplicate) are compacted at
-every ``prepare_commit``, as Java's MergeTreeWriter triggers its compaction after the flush and
-a batch commit waits for it: each bucket's live files plus its new level-0 files are picked by
-ForceUpLevel0Compaction, so no level-0 file outlives a commit (batch reads of first-row tables
-skip level 0). The bucket's message then carries both increments; FileStoreCommit commits them
-as an APPEND snapshot and a COMPACT snapshot.
+Buckets the write owns are compacted at ``prepare_commit`` (write/compact_manager.py), as
+Java's MergeTreeWriter and AppendOnlyWriter trigger a compaction after the flush and a batch
+commit waits for it: a primary-key bucket's live files plus its new level-0 files get one
+universal pick (``num-sorted-run.compaction-trigger``, ``compaction.max-size-amplification-
+percent``, ``compaction.size-ratio``; ForceUpLevel0Compaction for tables that need lookup, so
+no level-0 file of a first-row table outlives a commit), a fixed-bucket append bucket the
+oldest ``compaction.min.file-num`` files; with ``full-compaction.delta-commits`` a full
+compaction comes first. The bucket's message then carries both increments; FileStoreCommit
+commits them as an APPEND snapshot and a COMPACT snapshot. Not with ``write-only``, not in
+bucket-unaware and postpone modes (Java's writers there have no compaction), and not for writers
+that share a bucket (``sequence_slot`` stride > 1).
 """
 
 from __future__ import annotations
@@ -47,16 +52,19 @@ from paimon_pyspark.errors import (
 from paimon_pyspark.io.data_file import DataFileSettings
 from paimon_pyspark.io.key_value_file import KvFileSettings
 from paimon_pyspark.merge.merge_function import MergeSettings
-from paimon_pyspark.mergetree.compaction import compact_kv_bucket, lookup_compaction_supported
+from paimon_pyspark.mergetree.compact_settings import CompactSettings
+from paimon_pyspark.mergetree.spill import SpillSettings
+from paimon_pyspark.mergetree.write_buffer import WriteBufferPool
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
-from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement, DataIncrement
+from paimon_pyspark.spec.commit_message import CommitMessage, DataIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import DELETE, RETRACTS, ROW_KIND_NAMES, VALUE_KIND
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET, BucketMode
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.write.append_writer import AppendWriter
 from paimon_pyspark.write.bucket_writer import BucketWriter
+from paimon_pyspark.write.compact_manager import compacts_on_write, new_write_compaction
 from paimon_pyspark.write.dynamic import DynamicBucketIndexMaintainer
 from paimon_pyspark.write.key_value_writer import KeyValueWriter
 from paimon_pyspark.write.postpone import PostponeBucketWriter, postpone_settings
@@ -79,7 +87,7 @@ class TableWrite:
     highest existing sequence number + 1. The default (0, 1) numbers records contiguously.
     Append tables hold no sequence column and ignore it (shared buckets are renumbered at
     commit, see spark/job.py). Writers sharing a bucket (stride > 1) never compact at commit:
-    each would rewrite the same live files.
+    each would rewrite the same live files (a stride > 1 tells append writers so too).
 
     ``key_index_bootstrap`` reads the live keys of a cross-partition upsert table (the facade
     passes ``read.bootstrap.bootstrapped_global_assigner``); a write given its buckets needs none.
@@ -121,6 +129,9 @@ class TableWrite:
         self.primary_key = bool(table.primary_keys)
         self.kv_settings = KvFileSettings.of(table) if self.primary_key else None
         self.merge_settings = MergeSettings.from_table(table) if self.primary_key else None
+        # Java's memory pool per write: one write-buffer-size for every key-value writer
+        self.buffer_pool = WriteBufferPool(o.write_buffer_size)
+        self.spill_settings = SpillSettings.of(o)
         self.path_factory = PathFactory(table.path)
         self.index_maintainer: DynamicBucketIndexMaintainer | None = None
         if self.router.hash_index is not None:
@@ -132,13 +143,12 @@ class TableWrite:
         self._pool = ThreadPoolExecutor(max_workers=_WRITE_THREADS)
         self._restored: dict[tuple[bytes, int], int] | None = None
         self._bucket_totals: dict[tuple[bytes, int], int] = {}
-        self.compact_at_commit = (
-            self.router.compacts_at_commit
-            and self.primary_key
-            and slot[1] == 1
-            and not o.write_only
-            and lookup_compaction_supported(table)
-        )
+        self.compact_settings: CompactSettings | None = None
+        if self.router.compacts_at_commit and slot[1] == 1:
+            self.compact_settings = compacts_on_write(table)
+        self.compact_at_commit = self.compact_settings is not None
+        delta_commits = o.full_compaction_delta_commits
+        self.full_compaction = delta_commits is not None and delta_commits >= 0
         self._live_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         self._partition_buckets: dict[bytes, set[int]] = {}
         self._closed = False
@@ -270,15 +280,19 @@ class TableWrite:
             message = replace(
                 message, data_increment=replace(message.data_increment, new_index_files=index)
             )
-        if self.compact_at_commit:
+        if self.compact_settings is not None:
+            values = deserialize_with_arity(partition, self.table.partition_types)
+            restored = self._live_files.get(key, [])
+            manager = new_write_compaction(
+                self.table, values, bucket, self.compact_settings, restored
+            )
             try:
-                values = deserialize_with_arity(partition, self.table.partition_types)
-                files = [*self._live_files.get(key, []), *message.new_files]
-                before, after = compact_kv_bucket(self.table, values, bucket, files, False, 1)
+                manager.add_new_files(message.new_files)
+                compact = manager.prepare_commit(self.full_compaction)
             except BaseException:
+                manager.abort()
                 self._delete_written(message)
                 raise
-            compact = CompactIncrement(compact_before=tuple(before), compact_after=tuple(after))
             message = replace(message, compact_increment=compact)
         return None if message.is_empty() else message
 
@@ -416,8 +430,8 @@ class TableWrite:
         """Runs on the pool: gather one group's rows and flush them once enough are buffered.
 
         Append and postpone writers flush every ``piece_bytes`` into the open file; key-value
-        writers flush a sorted run once ``write-buffer-size`` is buffered (Java's write buffer,
-        here per bucket writer rather than shared by all writers of the task).
+        writers reserve their rows in ``buffer_pool`` (``write-buffer-size`` shared by all of
+        them, as Java's write buffer), which spills or flushes buffers when it is full.
         """
         writer.write(data if indices is None else data.take(pa.array(indices)))
         if writer.buffered_bytes >= writer.flush_threshold:
@@ -448,6 +462,8 @@ class TableWrite:
                 self.path_factory,
                 next_seq,
                 self.sequence_slot,
+                self.buffer_pool,
+                self.spill_settings,
             )
         return AppendWriter(self.settings, bucket_path, self.path_factory, next_seq)
 

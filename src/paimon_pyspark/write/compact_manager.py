@@ -1,0 +1,311 @@
+"""Compaction while writing: one manager per bucket a ``TableWrite`` owns, run at its commit.
+
+Mirrors org.apache.paimon.mergetree.compact.MergeTreeCompactManager and
+org.apache.paimon.append.BucketedAppendCompactManager, with the bookkeeping of
+MergeTreeWriter/AppendOnlyWriter (``updateCompactResult``, ``drainIncrement``):
+
+    restored files of the bucket + the files this write flushed
+    -> pick (primary key: universal, or force-up-level-0 for lookup tables, or full;
+             append: the oldest ``compaction.min.file-num`` small files, or full)
+    -> rewrite, fold the result into compact_before / compact_after
+
+Java runs a picked compaction on its compaction thread, and a batch ``prepareCommit`` waits for
+it; here it runs at once, in the commit's flush. So a batch commit makes exactly the picks
+Java's does: one after the flush, preceded by a full one when ``full-compaction.delta-commits``
+is set (Java's Flink sink compacts every written bucket fully at each batch commit; its core
+and Spark writers ignore the option). A primary-key bucket still holding more sorted runs than
+``num-sorted-run.stop-trigger`` after that pick is picked again, where Java's writer would have
+waited for compactions between its flushes.
+"""
+
+from __future__ import annotations
+
+import heapq
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from paimon_pyspark.io.data_file import DataFileSettings
+from paimon_pyspark.mergetree.compact_settings import CompactSettings
+from paimon_pyspark.mergetree.compaction import compact_kv_bucket, lookup_compaction_supported
+from paimon_pyspark.mergetree.universal import Levels, key_order
+from paimon_pyspark.spec.binary_row import deserialize_with_arity
+from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
+from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.store.file_store import FileStore
+from paimon_pyspark.store.paths import PathFactory
+from paimon_pyspark.write.append_writer import rewrite_append_files
+
+FULL_COMPACT_MIN_FILE = 3
+"""A full compaction of an append bucket needs at least this many files (Java's constant)."""
+
+
+class WriteCompaction(ABC):
+    """The compaction of one bucket while it is written (Java's CompactManager and the
+    writer's compact increment)."""
+
+    def __init__(
+        self,
+        store: FileStore,
+        partition_values: Sequence[Any],
+        bucket: int,
+        settings: CompactSettings,
+    ) -> None:
+        self.store = store
+        self.partition_values = list(partition_values)
+        self.bucket = bucket
+        self.s = settings
+        rel = store.partition_rel_path(self.partition_values)
+        self.path_factory = PathFactory(store.path)
+        self.bucket_path = self.path_factory.bucket_path(rel, bucket)
+        self._before: dict[str, DataFileMeta] = {}
+        self._after: list[DataFileMeta] = []
+
+    @abstractmethod
+    def add_new_files(self, files: Sequence[DataFileMeta]) -> None:
+        """Files the writer flushed into the bucket (Java's ``addNewFile``)."""
+
+    @abstractmethod
+    def compact(self, full: bool) -> bool:
+        """Pick once and run the pick (Java's ``triggerCompaction`` and the wait for it);
+        whether anything changed."""
+
+    def prepare_commit(self, full: bool) -> CompactIncrement:
+        """The compactions of a batch commit, then the increment they leave."""
+        if full:
+            self.compact(True)
+        self.compact(False)
+        return self.drain()
+
+    def drain(self) -> CompactIncrement:
+        increment = CompactIncrement(
+            compact_before=tuple(self._before.values()), compact_after=tuple(self._after)
+        )
+        self._before, self._after = {}, []
+        return increment
+
+    def abort(self) -> None:
+        """Delete the files the compactions wrote (never an upgraded input, which is live)."""
+        for f in self._after:
+            if f.file_name not in self._before:
+                self._delete(f)
+        self._before, self._after = {}, []
+
+    def _update(self, before: Sequence[DataFileMeta], after: Sequence[DataFileMeta]) -> None:
+        """Java's ``updateCompactResult``: an input this write's earlier compaction produced
+        leaves compact_after, and its file is deleted unless an upgrade still uses it."""
+        after_names = {f.file_name for f in after}
+        for f in before:
+            produced = next(
+                (a for a in self._after if a.file_name == f.file_name and a.level == f.level),
+                None,
+            )
+            if produced is not None:
+                self._after.remove(produced)
+                if f.file_name not in self._before and f.file_name not in after_names:
+                    self._delete(f)
+            else:
+                self._before.setdefault(f.file_name, f)
+        self._after += after
+
+    def _delete(self, f: DataFileMeta) -> None:
+        self.store.file_io.delete_quietly(f"{self.bucket_path}/{f.file_name}")
+
+
+class MergeTreeWriteCompaction(WriteCompaction):
+    """A primary-key bucket (MergeTreeCompactManager): its files as LSM levels, compacted by
+    ``mergetree/compaction.py`` one pick at a time."""
+
+    def __init__(
+        self,
+        store: FileStore,
+        partition_values: Sequence[Any],
+        bucket: int,
+        settings: CompactSettings,
+        restored: Sequence[DataFileMeta],
+    ) -> None:
+        super().__init__(store, partition_values, bucket, settings)
+        self.files = list(restored)
+        schema = store.table_schema
+        self.order = key_order([schema.field(k).type for k in schema.trimmed_primary_keys()])
+
+    def add_new_files(self, files: Sequence[DataFileMeta]) -> None:
+        self.files += files
+
+    def number_of_sorted_runs(self) -> int:
+        return Levels(self.files, self.s.num_levels, self.order).number_of_sorted_runs()
+
+    def compact(self, full: bool) -> bool:
+        before, after = compact_kv_bucket(
+            self.store, self.partition_values, self.bucket, self.files, full, 1
+        )
+        if not before and not after:
+            return False
+        gone = {(f.file_name, f.level) for f in before}
+        self.files = [f for f in self.files if (f.file_name, f.level) not in gone] + after
+        self._update(before, after)
+        return True
+
+    def prepare_commit(self, full: bool) -> CompactIncrement:
+        if full:
+            self.compact(True)
+        changed = self.compact(False)
+        while changed and self.number_of_sorted_runs() > self.s.num_sorted_run_stop_trigger:
+            changed = self.compact(False)
+        return self.drain()
+
+
+class AppendWriteCompaction(WriteCompaction):
+    """A fixed bucket of an append table (BucketedAppendCompactManager): files wait in sequence
+    order; a minor pick rewrites the oldest window of ``compaction.min.file-num`` files, a full
+    one every small file after the leading big ones."""
+
+    def __init__(
+        self,
+        store: FileStore,
+        partition_values: Sequence[Any],
+        bucket: int,
+        settings: CompactSettings,
+        restored: Sequence[DataFileMeta],
+    ) -> None:
+        super().__init__(store, partition_values, bucket, settings)
+        self.to_compact: list[tuple[int, int, DataFileMeta]] = []
+        self._tie = 0
+        self.add_new_files(restored)
+
+    def add_new_files(self, files: Sequence[DataFileMeta]) -> None:
+        for f in files:
+            heapq.heappush(self.to_compact, (f.min_sequence_number, self._tie, f))
+            self._tie += 1
+
+    def _poll(self) -> DataFileMeta:
+        return heapq.heappop(self.to_compact)[2]
+
+    def compact(self, full: bool) -> bool:
+        picked = self._pick_full() if full else self._pick_minor()
+        if not picked:
+            return False
+        after = rewrite_append_files(
+            DataFileSettings.of(self.store, primary_key=False),
+            self.store,
+            self.bucket_path,
+            self.path_factory,
+            picked,
+        )
+        if after and after[-1].file_size < self.s.compaction_file_size:
+            self.add_new_files(after[-1:])  # a small last output waits for the next pick
+        self._update(picked, after)
+        return True
+
+    def _pick_minor(self) -> list[DataFileMeta]:
+        """Java's ``pickCompactBefore``: files leave the queue oldest first into a window; the
+        window is taken once it holds ``min_file_num`` files, and drops its oldest file (for
+        good) once it holds twice the target size. Without a pick the window goes back."""
+        window: list[DataFileMeta] = []
+        size = 0
+        while self.to_compact:
+            f = self._poll()
+            window.append(f)
+            size += f.file_size
+            if len(window) >= self.s.min_file_num:
+                return window
+            if size >= self.s.target_file_size * 2:
+                size -= window.pop(0).file_size
+        self.add_new_files(window)
+        return []
+
+    def _pick_full(self) -> list[DataFileMeta]:
+        """Java's ``triggerFullCompaction`` and FullCompactTask: with at least three files
+        waiting, all of them leave the queue; after the leading big ones, the rest is rewritten
+        if small files outnumber big ones among them and there are at least three."""
+        s = self.s
+        if not s.force_rewrite_all_files and len(self.to_compact) < FULL_COMPACT_MIN_FILE:
+            return []
+        files = [self._poll() for _ in range(len(self.to_compact))]
+        if s.force_rewrite_all_files:
+            return files
+        start = 0
+        while start < len(files) and files[start].file_size >= s.compaction_file_size:
+            start += 1
+        rest = files[start:]
+        small = sum(1 for f in rest if f.file_size < s.compaction_file_size)
+        if small > len(rest) - small and len(rest) >= FULL_COMPACT_MIN_FILE:
+            return rest
+        return []
+
+
+def new_write_compaction(
+    store: FileStore,
+    partition_values: Sequence[Any],
+    bucket: int,
+    settings: CompactSettings,
+    restored: Sequence[DataFileMeta],
+) -> WriteCompaction:
+    """The manager of a primary-key or fixed-bucket append bucket."""
+    if store.primary_keys:
+        return MergeTreeWriteCompaction(store, partition_values, bucket, settings, restored)
+    return AppendWriteCompaction(store, partition_values, bucket, settings, restored)
+
+
+def compacts_on_write(store: FileStore) -> CompactSettings | None:
+    """The settings a writer that owns its buckets compacts with, or None when it does not
+    (``write-only``; a table that needs lookup with a merge our lookup rewrite lacks).
+    Bucket modes without write compaction are the router's business (``compacts_at_commit``)."""
+    if store.options.write_only:
+        return None
+    settings = CompactSettings.of(store)
+    if settings.need_lookup and not lookup_compaction_supported(store):
+        return None
+    return settings
+
+
+def compact_written_buckets(
+    store: FileStore, written: Collection[tuple[bytes, int]]
+) -> list[CommitMessage]:
+    """The commit compaction of one writer, for buckets that several writers shared and just
+    committed (a ``format("paimon")`` write): each bucket of ``written`` in the latest snapshot
+    gets the picks a lone writer makes at its commit. The messages hold compact increments
+    only; on failure every file written here is deleted first."""
+    settings = compacts_on_write(store)
+    snapshot = store.snapshot_manager.latest()
+    if settings is None or snapshot is None or not written:
+        return []
+    files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    totals: dict[tuple[bytes, int], int] = {}
+    for e in store.manifest_io.live_entries(snapshot):
+        key = (e.partition, e.bucket)
+        if key in written:
+            files.setdefault(key, []).append(e.file)
+            totals[key] = e.total_buckets
+    delta_commits = store.options.full_compaction_delta_commits
+    full = delta_commits is not None and delta_commits >= 0
+    messages: list[CommitMessage] = []
+    try:
+        for (partition, bucket), restored in files.items():
+            values = deserialize_with_arity(partition, store.partition_types)
+            manager = new_write_compaction(store, values, bucket, settings, restored)
+            try:
+                increment = manager.prepare_commit(full)
+            except BaseException:
+                manager.abort()
+                raise
+            if not increment.is_empty():
+                total = totals[(partition, bucket)]
+                messages.append(
+                    CommitMessage(partition, bucket, total, compact_increment=increment)
+                )
+    except BaseException:
+        for m in messages:
+            inputs = {f.file_name for f in m.compact_increment.compact_before}
+            path = _bucket_path(store, m)
+            for f in m.compact_increment.compact_after:
+                if f.file_name not in inputs:
+                    store.file_io.delete_quietly(f"{path}/{f.file_name}")
+        raise
+    return messages
+
+
+def _bucket_path(store: FileStore, message: CommitMessage) -> str:
+    values = deserialize_with_arity(message.partition, store.partition_types)
+    rel = store.partition_rel_path(values)
+    return PathFactory(store.path).bucket_path(rel, message.bucket)
