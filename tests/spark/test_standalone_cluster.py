@@ -246,8 +246,15 @@ def test_write_and_read_on_a_standalone_cluster(cluster: Cluster, tmp_path: Path
         assert spark_rows == ours, layout
         read_dirs = {r[5] for r in got["rows"]}
         assert read_dirs <= set(executor_dirs), read_dirs
-        assert got["spark_write_snapshots"] == [2]
-        assert table.snapshot_manager.latest_id() == 2
+        # one APPEND; a bucketed bucket then holds 4 files from the format write's 4 tasks
+        # plus 1, which reaches compaction.min.file-num: spark.write's task compacts it, as
+        # Java's writer would, in a COMPACT snapshot of the same write
+        sm = table.snapshot_manager
+        kinds = [sm.snapshot(i).commit_kind for i in got["spark_write_snapshots"]]
+        want = ["APPEND", "COMPACT"] if layout == "bucketed" else ["APPEND"]
+        assert kinds == want, layout
+        assert got["spark_write_snapshots"][0] == 2
+        assert sm.latest_id() == got["spark_write_snapshots"][-1]
         assert got["snapshot_1_count"] == 1000
         expected_filtered = [r for r in _expected(1500) if r[2] == "2026-11-02" and r[0] >= 1200]
         assert got["filtered_count"] == len(expected_filtered)
@@ -261,8 +268,7 @@ def test_write_and_read_on_a_standalone_cluster(cluster: Cluster, tmp_path: Path
         assert writers <= set(executor_dirs), writers
         assert {executor_dirs[d] for d in writers} == {0, 1}, layout
         if table.options.bucket > 0:
-            snapshot = table.snapshot_manager.latest()
-            assert snapshot is not None
+            snapshot = sm.snapshot(got["spark_write_snapshots"][0])  # its APPEND
             delta = table.manifest_io.read_entries(
                 table.manifest_io.read_manifest_list(snapshot.delta_manifest_list)
             )
