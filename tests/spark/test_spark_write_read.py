@@ -148,10 +148,30 @@ def test_failing_task_leaves_no_snapshot_and_no_files(
 ) -> None:
     catalog.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"]))
     table = catalog.get_table("db.t")
+    staging = os.path.join(table.path, ".paimon-staging")
 
     def boom(batches):  # type: ignore[no-untyped-def]
+        import time
+
         for b in batches:
             if 777 in b.column("id").to_pylist():
+                # Fail once the other three tasks have recorded their files: a sibling still
+                # writing when the job fails is killed by Spark, and a worker killed between
+                # writing a file and recording it keeps that file (spark/job.py says so).
+                deadline = time.monotonic() + 120
+                while time.monotonic() < deadline:
+                    try:
+                        done = [
+                            n
+                            for j in os.listdir(staging)
+                            for n in os.listdir(os.path.join(staging, j))
+                            if not n.startswith("_")
+                        ]
+                    except OSError:  # not created yet, or an ended job's directory going
+                        done = []
+                    if len(done) >= 3:
+                        break
+                    time.sleep(0.05)
                 raise RuntimeError("task failure injected by the test")
             yield b
 
