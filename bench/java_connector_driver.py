@@ -21,6 +21,12 @@ One JSON command in, one JSON object out (on the last stdout line; Spark logs go
 - ``{"op": "dynamic_upsert", "rows": 2000000, "repeat": 1, "warmup": 0}``: the same columns in
   a primary-key table with no ``bucket`` option (dynamic bucket in 0.9); timed: the first
   commit (N keys), the upsert (N rows: N/2 existing keys, N/2 new) and the merge-read.
+- ``{"op": "pk_commits", "rows": 2000000, "ids_dir": "/path", "commits": 100}``: the table
+  of ``dynamic_upsert``, its first commit keys 0..rows-1, then ``commits`` upsert commits, the
+  keys of commit c (version c + 2) read from ``ids_dir/c{c:04d}.parquet`` (column ``id``, as
+  bench/pk_write_compaction.py wrote them). Timed: the upsert commits together; after each,
+  untimed, the most live files in a bucket (``$files``); then the merge-read and, after a
+  full compaction (``CALL sys.compact``, if this connector runs it), the read again.
 - ``{"op": "read_table", "warehouse": "/path", "table": "db.t"}``: reads any Paimon table (for
   interop, e.g. one paimon_pyspark wrote) and returns its columns, row count and a checksum: the
   sum over rows of ``xxhash64`` of all columns (Spark's, so pyspark 4 computes the same).
@@ -310,6 +316,69 @@ def op_dynamic_upsert(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[s
     return {"rows": rows, "totals": totals, "table": layout, "results": out}
 
 
+def op_pk_commits(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[str, Any]:
+    """bench/pk_write_compaction.py's run through the Java connector (see the docstring)."""
+    rows, commits = int(cmd.get("rows", 2_000_000)), int(cmd.get("commits", 100))
+    ids_dir = str(cmd["ids_dir"])
+    props = {"primary-key": ",".join(benchlib.PK_PRIMARY_KEYS)}  # no bucket: dynamic
+    table = "paimon.db.commits"
+    spark.sql(
+        f"CREATE TABLE {table} ({benchlib.PK_DDL_COLUMNS}) "
+        f"PARTITIONED BY ({', '.join(benchlib.PK_PARTITION_KEYS)}) "
+        f"TBLPROPERTIES ({tblproperties(props)})"
+    )
+    spark.range(0, rows, numPartitions=2).selectExpr(*benchlib.pk_exprs(1)).writeTo(table).append()
+
+    def live_files() -> tuple[int, int]:
+        per_bucket = spark.sql(
+            "SELECT count(*) AS n FROM paimon.db.`commits$files` GROUP BY `partition`, bucket"
+        ).collect()
+        return max(r["n"] for r in per_bucket), sum(r["n"] for r in per_bucket)
+
+    wall = cpu = 0.0
+    most = 0
+    for c in range(commits):
+        ids = spark.read.parquet(os.path.join(ids_dir, f"c{c:04d}.parquet"))
+        data = ids.selectExpr("coalesce(id, 0L) AS id").selectExpr(*benchlib.pk_exprs(c + 2))
+        w, u, _ = timed(lambda d=data: d.writeTo(table).append())
+        wall, cpu = wall + w, cpu + u
+        most = max(most, live_files()[0])
+    live = live_files()[1]
+    snapshots = spark.sql(
+        "SELECT commit_kind, count(*) AS n FROM paimon.db.`commits$snapshots` GROUP BY 1"
+    )
+    kinds = {r["commit_kind"]: r["n"] for r in snapshots.collect()}
+    read_wall, read_cpu, totals = timed(lambda: pk_totals_sql(spark.table(table)))
+    after: dict[str, Any] = {}
+    errors = []
+    for call in ("table => 'db.commits', compact_strategy => 'full'", "table => 'db.commits'"):
+        try:
+            spark.sql(f"CALL paimon.sys.compact({call})")
+        except Exception as e:  # 0.9's procedure may not take this table or argument
+            lines = [x for x in str(e).splitlines() if "Exception" in x] or str(e).splitlines()
+            errors.append(f"CALL sys.compact({call}): {lines[0].strip()[:300]}")
+            continue
+        w, u, _ = timed(lambda: pk_totals_sql(spark.table(table)))
+        after = {"read_after_full_compaction_s": w, "read_after_full_compaction_cpu_s": u}
+        after["full_compaction"] = f"CALL sys.compact({call})"
+        break
+    if not after:
+        after = {"full_compaction": "not run: " + "; ".join(errors)}
+    return {
+        "rows": rows,
+        "commits": commits,
+        "commits_s": wall,
+        "commits_cpu_s": cpu,
+        "snapshot_kinds": kinds,
+        "max_files_per_bucket": most,
+        "live_files": live,
+        "merge_read_s": read_wall,
+        "merge_read_cpu_s": read_cpu,
+        "totals": totals,
+        **after,
+    }
+
+
 def op_read_table(spark: Any, cmd: dict[str, Any]) -> dict[str, Any]:
     """Row count and an order-free checksum of any Paimon table, through the Java connector."""
     from pyspark.sql import functions as F
@@ -343,7 +412,7 @@ def main() -> int:
     try:
         cmd = json.loads(sys.stdin.read() if sys.argv[1] == "-" else sys.argv[1])
         op = cmd["op"]
-        if op not in ("append", "pk", "dynamic_upsert", "read_table"):
+        if op not in ("append", "pk", "dynamic_upsert", "pk_commits", "read_table"):
             raise ValueError(f"unknown op {op!r}")
         root = tempfile.mkdtemp(prefix="java-connector-bench-", dir=cmd.get("tmpdir"))
         try:
@@ -358,6 +427,8 @@ def main() -> int:
                     result = op_pk(spark, warehouse, cmd)
                 elif op == "dynamic_upsert":
                     result = op_dynamic_upsert(spark, warehouse, cmd)
+                elif op == "pk_commits":
+                    result = op_pk_commits(spark, warehouse, cmd)
                 else:
                     result = op_read_table(spark, cmd)
                 jvm = spark.sparkContext._jvm

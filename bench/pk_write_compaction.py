@@ -18,8 +18,13 @@ each into a fresh table: with compaction while writing (Java's defaults) and wit
   compaction (``procedures.compact``, compact_strategy ``full``), and their ratio (target of
   the compacting run: within 1.5x); every read's checksum must match the model's.
 
-The Java connector baseline of the issue is not run here (it needs the Spark 3.5 venv and
-a driver op for these commits); see the closing note of issue 15.
+- the decode alone: every live file of every bucket read with its system columns and no
+  merge, as the merge-read reads them (the part of the read the file layout decides).
+
+A third run is the Java connector (``java_connector_driver.py``'s ``pk_commits`` op: Spark 3.5,
+Paimon 0.9.0, its defaults, the same keys per commit read from Parquet files this script
+writes), if ``make bench`` built it: its commits' time, most files per bucket, live files,
+snapshot kinds and merge-read, its checksum checked against the model.
 """
 
 from __future__ import annotations
@@ -27,19 +32,24 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 BENCH = Path(__file__).resolve().parent
+PROJECT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH.parent / "src"))
 
@@ -47,6 +57,7 @@ import benchlib  # noqa: E402
 
 from paimon_pyspark import CatalogFactory, FileStoreTable, Schema  # noqa: E402
 from paimon_pyspark.errors import UnsupportedOptionError  # noqa: E402
+from paimon_pyspark.io.data_file_reader import read_kv_records  # noqa: E402
 from paimon_pyspark.procedures import compact  # noqa: E402
 from paimon_pyspark.write.compact_manager import compact_written_buckets  # noqa: E402
 
@@ -96,6 +107,24 @@ def merge_read(table: FileStoreTable, expected: dict[str, float]) -> float:
     return statistics.median(times)
 
 
+def decode_only(table: FileStoreTable) -> float:
+    """Median wall seconds of 3 reads of every live file with its system columns, unmerged,
+    bucket by bucket on the merge-read's threads: what the layout costs before any merge."""
+    splits = table.new_read_builder().new_scan().plan().splits()
+
+    def one(split: Any) -> int:
+        return int(read_kv_records(table.store, split.bucket_path, split.files).num_rows)
+
+    times = []
+    for _ in range(3):
+        gc.collect()
+        start = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            sum(pool.map(one, splits))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def full_compaction(warehouse: str) -> None:
     """``procedures.compact`` full; where it cannot compact this bucket mode yet, every bucket
     is compacted fully as a writer with ``full-compaction.delta-commits`` would."""
@@ -111,12 +140,43 @@ def full_compaction(warehouse: str) -> None:
         table.new_batch_write_builder().new_commit().commit(messages)
 
 
-def upserts(rows: int, commits: int, per_commit: int) -> list[pa.Table]:
+def upsert_ids(rows: int, commits: int, per_commit: int) -> list[np.ndarray]:
     rng = np.random.default_rng(15)
-    return [
-        benchlib.pk_rows(rng.choice(rows, per_commit, replace=False).astype(np.int64), c + 2)
-        for c in range(commits)
-    ]
+    return [rng.choice(rows, per_commit, replace=False).astype(np.int64) for _ in range(commits)]
+
+
+def upserts(ids: list[np.ndarray]) -> list[pa.Table]:
+    return [benchlib.pk_rows(keys, c + 2) for c, keys in enumerate(ids)]
+
+
+def run_java(
+    rows: int, ids: list[np.ndarray], expected: dict[str, float], tmp: str
+) -> dict[str, Any]:
+    """The same commits through the Java connector; {"note": why} when it cannot run."""
+    python = os.environ.get("JAVA_CONNECTOR_PYTHON") or str(PROJECT / ".venv-spark35/bin/python")
+    jar = os.environ.get("PAIMON_SPARK_JAR") or str(
+        PROJECT / ".cache" / "java" / "paimon-spark-3.5-0.9.0.jar"
+    )
+    if not os.path.exists(python) or not os.path.exists(jar):
+        return {"note": "Java connector baseline not built: run make bench"}
+    ids_dir = tempfile.mkdtemp(dir=tmp, prefix="ids-")
+    for c, keys in enumerate(ids):
+        pq.write_table(pa.table({"id": keys}), os.path.join(ids_dir, f"c{c:04d}.parquet"))
+    command = {"op": "pk_commits", "rows": rows, "commits": len(ids), "ids_dir": ids_dir}
+    command["tmpdir"] = tmp
+    proc = subprocess.run(
+        [python, str(BENCH / "java_connector_driver.py"), json.dumps(command)],
+        capture_output=True,
+        text=True,
+    )
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return {"note": f"failed: {proc.stderr.strip().splitlines()[-1:]}"}
+    result: dict[str, Any] = json.loads(lines[-1])
+    bad = benchlib.totals_mismatch(expected, result["totals"])
+    if bad:
+        return {"note": f"wrong result: {bad}"}
+    return result
 
 
 def model(rows: int, batches: list[pa.Table]) -> dict[str, float]:
@@ -147,6 +207,7 @@ def run(tmp: str, rows: int, batches: list[pa.Table], write_only: bool) -> dict[
         expected = model(rows, batches)
         live = sum(files_per_bucket(table).values())
         read_before = merge_read(table, expected)
+        decode = decode_only(table)
         full_compaction(warehouse)
         table = CatalogFactory.create({"warehouse": warehouse}).get_table("db.t")
         read_after = merge_read(table, expected)
@@ -159,6 +220,7 @@ def run(tmp: str, rows: int, batches: list[pa.Table], write_only: bool) -> dict[
             "stop_trigger": stop,
             "live_files": live,
             "merge_read_s": round(read_before, 3),
+            "decode_only_s": round(decode, 3),
             "read_after_full_compaction_s": round(read_after, 3),
             "read_ratio": round(read_before / read_after, 2),
         }
@@ -172,11 +234,16 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=100)
     parser.add_argument("--upserts", type=int, default=20_000)
     parser.add_argument("--tmpdir", default=None)
+    parser.add_argument("--no-java", action="store_true", help="skip the Java connector run")
     args = parser.parse_args()
     tmp = tempfile.mkdtemp(dir=args.tmpdir, prefix="pk-write-compaction-")
     try:
-        batches = upserts(args.rows, args.commits, args.upserts)
+        ids = upsert_ids(args.rows, args.commits, args.upserts)
+        batches = upserts(ids)
         results = [run(tmp, args.rows, batches, w) for w in (False, True)]
+        java = {"note": "skipped (--no-java)"}
+        if not args.no_java:
+            java = run_java(args.rows, ids, model(args.rows, batches), tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     on, off = results
@@ -192,6 +259,7 @@ def main() -> None:
         ("most files in a bucket", on["max_files_per_bucket"], off["max_files_per_bucket"]),
         ("live files after", on["live_files"], off["live_files"]),
         ("merge-read s", on["merge_read_s"], off["merge_read_s"]),
+        ("decode alone (no merge) s", on["decode_only_s"], off["decode_only_s"]),
         (
             "read after full compaction s",
             on["read_after_full_compaction_s"],
@@ -207,8 +275,23 @@ def main() -> None:
     print(f"files per bucket <= stop-trigger ({stop}): {'met' if ok_files else 'MISSED'}")
     print(f"merge-read within {READ_TARGET}x of compacted: {'met' if ok_read else 'MISSED'}")
     print(f"run time vs write-only: {on['commits_s'] / off['commits_s']:.2f}x")
-    print("java connector: skipped (not implemented in this bench)")
-    print(json.dumps({"compaction_on_write": on, "write_only": off}))
+    if "note" in java:
+        print(f"java connector: {java['note']}")
+    else:
+        print(f"java connector ({java['connector']} on spark {java['spark']}, its defaults):")
+        print(f"  commits, wall s {java['commits_s']:.2f}, CPU s {java['commits_cpu_s']:.2f}")
+        print(f"  snapshots {java['snapshot_kinds']}")
+        print(f"  most files in a bucket {java['max_files_per_bucket']}")
+        print(f"  live files after {java['live_files']}")
+        print(f"  merge-read s {java['merge_read_s']:.3f}")
+        if "read_after_full_compaction_s" in java:
+            after = java["read_after_full_compaction_s"]
+            print(f"  read after full compaction s {after:.3f}")
+            print(f"  merge-read / compacted read {java['merge_read_s'] / after:.2f}")
+        else:
+            print(f"  full compaction: {java.get('full_compaction')}")
+        print(f"  ours vs java, commits wall: {on['commits_s'] / java['commits_s']:.2f}x")
+    print(json.dumps({"compaction_on_write": on, "write_only": off, "java": java}))
 
 
 if __name__ == "__main__":

@@ -128,8 +128,9 @@ class BucketRouter(ABC):
     """Writers number records after the bucket's highest sequence number (every mode but
     BUCKET_UNAWARE, whose new files start at 0)."""
     compacts_at_commit: ClassVar[bool] = False
-    """Lookup tables (first-row, force-lookup) compact a written bucket at every commit, as
-    Java's MergeTreeWriter does for real buckets it owns."""
+    """A writer that owns the buckets it writes compacts them as it writes and at its commit
+    (write/compact_manager.py), as Java's writers do in fixed, dynamic and cross-partition
+    modes; unaware and postpone writers never compact (Java's have no compaction there)."""
 
     def __init__(self, store: FileStore) -> None:
         self.store = store

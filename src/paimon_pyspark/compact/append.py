@@ -10,25 +10,18 @@ write them back rolling at ``target-file-size``, sequence numbers running on fro
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
 from paimon_pyspark.io.data_file import DataFileSettings
 from paimon_pyspark.mergetree.compact_settings import CompactSettings
-from paimon_pyspark.read.scan import DataSplit
-from paimon_pyspark.read.table_read import TableRead
-from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
+from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.store.paths import PathFactory
-from paimon_pyspark.write.append_writer import AppendWriter
+from paimon_pyspark.write.append_writer import rewrite_append_files as rewrite_files
+from paimon_pyspark.write.compact_manager import FULL_COMPACT_MIN_FILE, full_rewrite, minor_window
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
-
-FULL_COMPACT_MIN_FILE = 3
-"""A full compaction of a fixed bucket needs at least this many files (Java's constant)."""
 
 
 def _by_sequence(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
@@ -36,43 +29,17 @@ def _by_sequence(files: Sequence[DataFileMeta]) -> list[DataFileMeta]:
 
 
 def pick_bucketed_full(files: Sequence[DataFileMeta], s: CompactSettings) -> list[DataFileMeta]:
-    """The files a full compaction of one fixed bucket rewrites (FullCompactTask).
-
-    Leading big files (oldest first) stay as they are; the rest is rewritten when small files
-    outnumber the big ones among them and there are at least three. Sorting by sequence keeps
-    the bucket's row order, which a later compaction relies on.
-    """
+    """The files a full compaction of one fixed bucket rewrites: a writer's full pick
+    (write/compact_manager.py) over the bucket's files in sequence order, which keeps the
+    bucket's row order for later compactions."""
     if not s.force_rewrite_all_files and len(files) < FULL_COMPACT_MIN_FILE:
         return []
-    ordered = _by_sequence(files)
-    if s.force_rewrite_all_files:
-        return ordered
-    start = 0
-    while start < len(ordered) and ordered[start].file_size >= s.compaction_file_size:
-        start += 1
-    rest = ordered[start:]
-    small = sum(1 for f in rest if f.file_size < s.compaction_file_size)
-    if small > len(rest) - small and len(rest) >= FULL_COMPACT_MIN_FILE:
-        return rest
-    return []
+    return full_rewrite(_by_sequence(files), s)
 
 
 def pick_bucketed_minor(files: Sequence[DataFileMeta], s: CompactSettings) -> list[DataFileMeta]:
-    """The oldest window of ``min_file_num`` files worth merging (pickCompactBefore).
-
-    Walks files in sequence order; a window that has grown to twice the target size before
-    reaching enough files slides forward by dropping its oldest file.
-    """
-    window: list[DataFileMeta] = []
-    size = 0
-    for f in _by_sequence(files):
-        window.append(f)
-        size += f.file_size
-        if len(window) >= s.min_file_num:
-            return window
-        if size >= s.target_file_size * 2:
-            size -= window.pop(0).file_size
-    return []
+    """The oldest window of ``min_file_num`` files worth merging (a writer's minor pick)."""
+    return minor_window(_by_sequence(files), s)[0]
 
 
 def pack_unaware(files: Sequence[DataFileMeta], s: CompactSettings) -> list[list[DataFileMeta]]:
@@ -107,28 +74,10 @@ def rewrite_append_files(
     bucket: int,
     files: Sequence[DataFileMeta],
 ) -> list[DataFileMeta]:
-    """Read ``files`` in the given order and write their rows into new COMPACT files.
-
-    Files are streamed one at a time, so memory stays near one file plus one flush buffer.
-    The new files carry the current schema; on any failure the files written so far are
-    removed before the error propagates.
-    """
-    if not files:
-        return []
+    """Read ``files`` in the given order and write their rows into new COMPACT files
+    (write/append_writer.py: streamed, nothing left on failure)."""
     rel = table.partition_rel_path(list(partition_values))
     path_factory = PathFactory(table.path)
     bucket_path = path_factory.bucket_path(rel, bucket)
     settings = DataFileSettings.of(table, primary_key=False)
-    writer = AppendWriter(settings, bucket_path, path_factory, files[0].min_sequence_number)
-    split = DataSplit(0, partition, tuple(partition_values), bucket, bucket_path, tuple(files))
-    read = TableRead(table, None, None, None)
-    try:
-        for batch in read.to_arrow_batch_reader([split]):
-            writer.write(pa.Table.from_batches([batch]))
-            if writer.buffered_bytes >= writer.flush_threshold:
-                writer.flush()
-        written = writer.prepare_commit()
-    except BaseException:
-        writer.abort()
-        raise
-    return [dataclasses.replace(f, file_source=FILE_SOURCE_COMPACT) for f in written]
+    return rewrite_files(settings, table, bucket_path, path_factory, files)

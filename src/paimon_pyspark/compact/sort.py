@@ -14,11 +14,12 @@ input. Nulls sort first, as Spark's ascending sort puts them.
 
 Memory: one task per partition reads the files one at a time. While the rows read stay within
 ``write-buffer-size`` Arrow bytes they are sorted in memory. Beyond that they spill to local
-disk (Arrow IPC, lz4), a sample of the keys gives range bounds, each row goes to its range's
-file, and the ranges, each about half the budget, are sorted and written in turn. Either way
-the peak is about twice the budget (rows and their sorted copy) plus the data file being read
-(TableRead reads a whole file at once), whatever the partition's size. Rows with one key are
-never split, so a partition dominated by one key can make one range larger than the budget.
+disk (mergetree/spill.py, compressed with ``spill-compression``), a sample of the keys gives
+range bounds, each row goes to its range's file, and the ranges, each about half the budget,
+are sorted and written in turn. Either way the peak is about twice the budget (rows and their
+sorted copy) plus the data file being read (TableRead reads a whole file at once), whatever the
+partition's size. Rows with one key are never split, so a partition dominated by one key can
+make one range larger than the budget.
 
 The z-order bytes are Java's (ZOrderByteUtils, with Java's quirk for floating point, 8 bytes a
 column, ``zorder.var-length-contribution`` for strings and binaries), with two differences: a
@@ -34,7 +35,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,6 +53,7 @@ from paimon_pyspark.compact.plan import (
 )
 from paimon_pyspark.errors import CompactArgumentError
 from paimon_pyspark.io.data_file import DataFileSettings
+from paimon_pyspark.mergetree.spill import SpillSettings, SpillWriter
 from paimon_pyspark.options import parse_java_int
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.table_read import TableRead
@@ -483,7 +484,8 @@ def sort_partition(
     writer = AppendWriter(settings, bucket_path, path_factory, task.files[0].min_sequence_number)
     try:
         with tempfile.TemporaryDirectory(prefix="paimon-sort-") as spill_dir:
-            for sorted_rows in _sorted_ranges(read, split, keys, limit, spill_dir):
+            spill = SpillSettings.of(table.options)
+            for sorted_rows in _sorted_ranges(read, split, keys, limit, spill, spill_dir):
                 for batch in keys.strip(sorted_rows).to_batches():
                     writer.write(pa.Table.from_batches([batch]))
                     if writer.buffered_bytes >= writer.flush_threshold:
@@ -497,7 +499,12 @@ def sort_partition(
 
 
 def _sorted_ranges(
-    read: TableRead, split: DataSplit, keys: SortKeys, limit: int, spill_dir: str
+    read: TableRead,
+    split: DataSplit,
+    keys: SortKeys,
+    limit: int,
+    settings: SpillSettings,
+    spill_dir: str,
 ) -> Iterator[pa.Table]:
     """The partition's rows, with their keys, in sorted pieces that follow each other."""
     held: list[pa.Table] = []
@@ -506,7 +513,7 @@ def _sorted_ranges(
     rate = min(1.0, _SAMPLE_ROWS / total_rows)
     rng = np.random.default_rng(0)
     sample: list[pa.Table] = []
-    spill: _Spill | None = None
+    spill: SpillWriter | None = None
     for batch in read.to_arrow_batch_reader([split]):
         rows = keys.with_key(pa.Table.from_batches([batch]))
         if rows.num_rows == 0:
@@ -517,7 +524,7 @@ def _sorted_ranges(
             held.append(rows)
             held_bytes += rows.nbytes
             if held_bytes > limit:
-                spill = _Spill(os.path.join(spill_dir, "all.arrow"), rows.schema)
+                spill = SpillWriter(settings, spill_dir)
                 for t in held:
                     spill.write(t)
                 held = []
@@ -527,14 +534,11 @@ def _sorted_ranges(
         if held:
             yield keys.sort(pa.concat_tables(held))
         return
-    spill.close()
+    unsorted = spill.finish()
     ranges = max(2, math.ceil(2 * spill.nbytes / limit))
     bounds = _bounds(keys, pa.concat_tables(sample), ranges)
-    parts = [
-        _Spill(os.path.join(spill_dir, f"range-{i}.arrow"), spill.schema)
-        for i in range(len(bounds) + 1)
-    ]
-    for rows in spill.read():
+    parts = [SpillWriter(settings, spill_dir) for _ in range(len(bounds) + 1)]
+    for rows in unsorted.batches():
         which = keys.ranges(keys.keys_of(rows), bounds)
         order = np.argsort(which, kind="stable")
         counts = np.bincount(which, minlength=len(parts))
@@ -544,12 +548,12 @@ def _sorted_ranges(
             if count:
                 part.write(grouped.slice(start, int(count)))
             start += int(count)
-    spill.remove()
+    unsorted.delete()
     for part in parts:
-        part.close()
+        done = part.finish()
         if part.rows:
-            yield keys.sort(pa.concat_tables(list(part.read())))
-        part.remove()
+            yield keys.sort(pa.concat_tables(list(done.batches())))
+        done.delete()
 
 
 def _bounds(keys: SortKeys, sample: pa.Table, ranges: int) -> pa.Table:
@@ -559,44 +563,3 @@ def _bounds(keys: SortKeys, sample: pa.Table, ranges: int) -> pa.Table:
     n = ordered.num_rows
     cuts = sorted({n * i // ranges for i in range(1, ranges)} - {0, n})
     return ordered.take(pa.array(cuts, pa.int64())) if cuts else ordered.slice(0, 0)
-
-
-class _Spill:
-    """An Arrow IPC stream file of rows on local disk (lz4 compressed)."""
-
-    def __init__(self, path: str, schema: pa.Schema) -> None:
-        self.path = path
-        self.schema = schema
-        self.rows = 0
-        self.nbytes = 0
-        self._sink: pa.NativeFile | None = pa.OSFile(path, "wb")
-        options = pa.ipc.IpcWriteOptions(compression="lz4")
-        self._writer: pa.ipc.RecordBatchStreamWriter | None = pa.ipc.new_stream(
-            self._sink, schema, options=options
-        )
-
-    def write(self, rows: pa.Table) -> None:
-        assert self._writer is not None
-        self._writer.write_table(rows)
-        self.rows += rows.num_rows
-        self.nbytes += rows.nbytes
-
-    def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        if self._sink is not None:
-            self._sink.close()
-            self._sink = None
-
-    def read(self) -> Iterator[pa.Table]:
-        self.close()
-        with pa.OSFile(self.path, "rb") as f:
-            reader = pa.ipc.open_stream(f)
-            for batch in reader:
-                yield pa.Table.from_batches([batch])
-
-    def remove(self) -> None:
-        self.close()
-        if os.path.exists(self.path):
-            os.remove(self.path)

@@ -320,7 +320,9 @@ def _composite_order(
         return None
     is_add = ~np.isin(kinds, RETRACTS)
     packed = (k - k_lo) * s_span + (s - s_lo) * 2 + is_add
-    return np.asarray(np.argsort(packed), dtype=np.int64)
+    # Values are distinct, so any sort gives one order; records come as concatenated sorted
+    # runs, which numpy's stable sort (timsort) merges in about half quicksort's time.
+    return np.asarray(np.argsort(packed, kind="stable"), dtype=np.int64)
 
 
 def sort_records(records: pa.Table, key_names: Sequence[str], settings: MergeSettings) -> pa.Table:
@@ -366,10 +368,15 @@ def merge(
     # Only the sort columns are reordered; each engine picks rows in merge order and takes
     # them from ``records`` once, through ``order``.
     order = sort_order(records, key_names, settings)
-    sorted_keys = records.select(list(key_names)).take(pa.array(order))
-    starts = group_starts(sorted_keys, key_names)
-    if not buffer:
-        order = _sequence_order_in_groups(records, sorted_keys, order, starts, settings)
+    single = _single_integer_key(records, key_names)
+    if single is not None:  # no float keys: no group needs reordering
+        sorted_key = single[order]
+        starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+    else:
+        sorted_keys = records.select(list(key_names)).take(pa.array(order))
+        starts = group_starts(sorted_keys, key_names)
+        if not buffer:
+            order = _sequence_order_in_groups(records, sorted_keys, order, starts, settings)
     groups = Groups(starts, records.num_rows)
     view = SortedRecords(records, order)
     kinds = view.kinds
@@ -397,6 +404,16 @@ def merge(
         retract = pc.is_in(merged.column(VALUE_KIND), pa.array(RETRACTS, pa.int8()))
         merged = merged.filter(pc.invert(retract))
     return merged
+
+
+def _single_integer_key(records: pa.Table, key_names: Sequence[str]) -> np.ndarray | None:
+    """The key as numpy when it is one integer column without nulls, else None."""
+    if len(key_names) != 1:
+        return None
+    key = records.column(key_names[0])
+    if not pa.types.is_integer(key.type) or key.null_count:
+        return None
+    return np.asarray(key.to_numpy())
 
 
 def _sequence_order_in_groups(

@@ -147,7 +147,7 @@ class MergeTreeRewriter:
         if extra > 0:
             size = [sum(f.file_size for f in run) for run in runs]
             for i in sorted(range(len(runs)), key=lambda i: size[i])[:extra]:
-                spilled.append(SpillFile(readers[i], self.spill_settings))
+                spilled.append(SpillFile.write(readers[i], self.spill_settings))
                 readers[i] = spilled[-1].batches()
         return readers
 

@@ -3,7 +3,8 @@
 Mirrors the spill channels of org.apache.paimon.disk.IOManager as BinaryExternalSortBuffer and
 MergeSorter use them: a sorted run written once to a temp file under the OS temp directory
 (Arrow IPC here, compressed with ``spill-compression``), read back batch by batch, deleted by
-its owner. Never shared with Java: only this process reads them.
+its owner. Sort compaction (compact/sort.py) spills its unsorted rows and their ranges the same
+way. Never shared with Java: only this process reads them.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -52,28 +53,77 @@ class SpillSettings:
         return pa.ipc.IpcWriteOptions(compression=codec)
 
 
-class SpillFile:
-    """One sorted run on local disk: an Arrow IPC file of batches, read back batch by batch."""
+class SpillWriter:
+    """A spill file being written table by table (an Arrow IPC file under ``directory``, the OS
+    temp directory by default); ``finish`` closes it into the SpillFile that reads it back.
+    On failure its owner calls ``delete``."""
 
-    def __init__(self, batches: Iterator[pa.Table], settings: SpillSettings) -> None:
-        fd, self.path = tempfile.mkstemp(prefix="paimon-spill-", suffix=".arrow")
+    def __init__(self, settings: SpillSettings, directory: str | None = None) -> None:
+        fd, self.path = tempfile.mkstemp(prefix="paimon-spill-", suffix=".arrow", dir=directory)
         os.close(fd)
+        self.settings = settings
+        self.rows = 0
+        self.nbytes = 0
+        """Arrow bytes written (in memory, before compression)."""
+        self._sink: pa.NativeFile | None = None
+        self._writer: pa.ipc.RecordBatchFileWriter | None = None
+
+    def write(self, rows: pa.Table) -> None:
         try:
-            writer: pa.ipc.RecordBatchFileWriter | None = None
-            with pa.OSFile(self.path, "wb") as sink:
-                for batch in batches:
-                    if writer is None:
-                        writer = pa.ipc.new_file(sink, batch.schema, options=settings.ipc_options())
-                    writer.write_table(batch)
-                if writer is not None:
-                    writer.close()
-            self.size = os.path.getsize(self.path)
+            if self._writer is None:
+                self._sink = pa.OSFile(self.path, "wb")
+                options = self.settings.ipc_options()
+                self._writer = pa.ipc.new_file(self._sink, rows.schema, options=options)
+            self._writer.write_table(rows)
         except OSError as e:
             self.delete()
             raise StoreError(f"Spill file '{self.path}' cannot be written: {e}") from e
-        except BaseException:
+        self.rows += rows.num_rows
+        self.nbytes += rows.nbytes
+
+    def finish(self) -> SpillFile:
+        try:
+            self._close()
+            return SpillFile(self.path, os.path.getsize(self.path))
+        except OSError as e:
             self.delete()
+            raise StoreError(f"Spill file '{self.path}' cannot be written: {e}") from e
+
+    def delete(self) -> None:
+        with contextlib.suppress(OSError):
+            self._close()
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(self.path)
+
+    def _close(self) -> None:
+        writer, sink = self._writer, self._sink
+        self._writer = self._sink = None
+        try:
+            if writer is not None:
+                writer.close()
+        finally:
+            if sink is not None:
+                sink.close()
+
+
+class SpillFile:
+    """One finished spill file, read back batch by batch (a sorted run, or any rows)."""
+
+    def __init__(self, path: str, size: int) -> None:
+        self.path = path
+        self.size = size
+
+    @staticmethod
+    def write(batches: Iterable[pa.Table], settings: SpillSettings) -> SpillFile:
+        """``batches`` written to a new spill file; nothing is left on failure."""
+        writer = SpillWriter(settings)
+        try:
+            for batch in batches:
+                writer.write(batch)
+        except BaseException:
+            writer.delete()
             raise
+        return writer.finish()
 
     def batches(self) -> Iterator[pa.Table]:
         if self.size == 0:

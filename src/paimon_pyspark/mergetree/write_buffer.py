@@ -91,10 +91,10 @@ class SortBuffer:
             return False
         if not self._rows:
             return True
-        self._spilled.append(SpillFile(self._sorted_memory(), s))
+        self._spilled.append(SpillFile.write(self._sorted_memory(), s))
         self._rows, self.memory_bytes = [], 0
         if len(self._spilled) >= s.max_fan_in:
-            merged = SpillFile(self._merged_spills(), s)
+            merged = SpillFile.write(self._merged_spills(), s)
             delete_all(self._spilled)
             self._spilled.append(merged)
         return True

@@ -13,12 +13,14 @@ import dataclasses
 from collections.abc import Sequence
 
 from paimon_pyspark.io.data_file import BucketDir, DataFileSettings
-from paimon_pyspark.io.data_file_reader import read_data_file
+from paimon_pyspark.io.data_file_reader import iter_data_file
 from paimon_pyspark.io.rolling_file_writer import AppendFileKind, RollingFileWriter
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.write.bucket_writer import BufferedBucketWriter
+
+REWRITE_BATCH_ROWS = 65_536
 
 
 class AppendWriter(BufferedBucketWriter):
@@ -44,17 +46,19 @@ def rewrite_append_files(
     files: Sequence[DataFileMeta],
 ) -> list[DataFileMeta]:
     """Read ``files`` in the given order (each mapped to the current schema) and write their
-    rows into new COMPACT files; one file is in memory at a time. On any failure the files
-    written so far are removed before the error propagates."""
+    rows into new COMPACT files; files are read ``REWRITE_BATCH_ROWS`` rows at a time, so memory
+    stays near one batch plus one flush buffer. On any failure the files written so far are
+    removed before the error propagates."""
     if not files:
         return []
     writer = AppendWriter(settings, bucket_path, path_factory, files[0].min_sequence_number)
     fields = list(store.fields)
     try:
         for f in files:
-            writer.write(read_data_file(store, bucket_path, f, fields))
-            if writer.buffered_bytes >= writer.flush_threshold:
-                writer.flush()
+            for rows in iter_data_file(store, bucket_path, f, fields, False, REWRITE_BATCH_ROWS):
+                writer.write(rows)
+                if writer.buffered_bytes >= writer.flush_threshold:
+                    writer.flush()
         written = writer.prepare_commit()
     except BaseException:
         writer.abort()

@@ -37,6 +37,7 @@ from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.write.append_writer import rewrite_append_files
 
 FULL_COMPACT_MIN_FILE = 3
+"""A full compaction of a fixed append bucket needs at least this many files (Java's)."""
 """A full compaction of an append bucket needs at least this many files (Java's constant)."""
 
 
@@ -198,40 +199,53 @@ class AppendWriteCompaction(WriteCompaction):
         return True
 
     def _pick_minor(self) -> list[DataFileMeta]:
-        """Java's ``pickCompactBefore``: files leave the queue oldest first into a window; the
-        window is taken once it holds ``min_file_num`` files, and drops its oldest file (for
-        good) once it holds twice the target size. Without a pick the window goes back."""
-        window: list[DataFileMeta] = []
-        size = 0
-        while self.to_compact:
-            f = self._poll()
-            window.append(f)
-            size += f.file_size
-            if len(window) >= self.s.min_file_num:
-                return window
-            if size >= self.s.target_file_size * 2:
-                size -= window.pop(0).file_size
-        self.add_new_files(window)
-        return []
+        """Java's ``pickCompactBefore`` over the queue; files the window dropped leave the
+        queue for good, the rest (or the unfinished window) goes back."""
+        window, rest = minor_window([self._poll() for _ in range(len(self.to_compact))], self.s)
+        self.add_new_files(rest)
+        return window
 
     def _pick_full(self) -> list[DataFileMeta]:
-        """Java's ``triggerFullCompaction`` and FullCompactTask: with at least three files
-        waiting, all of them leave the queue; after the leading big ones, the rest is rewritten
-        if small files outnumber big ones among them and there are at least three."""
-        s = self.s
-        if not s.force_rewrite_all_files and len(self.to_compact) < FULL_COMPACT_MIN_FILE:
+        """Java's ``triggerFullCompaction``: with at least three files waiting, all of them
+        leave the queue for FullCompactTask's pick (``full_rewrite``)."""
+        if not self.s.force_rewrite_all_files and len(self.to_compact) < FULL_COMPACT_MIN_FILE:
             return []
-        files = [self._poll() for _ in range(len(self.to_compact))]
-        if s.force_rewrite_all_files:
-            return files
-        start = 0
-        while start < len(files) and files[start].file_size >= s.compaction_file_size:
-            start += 1
-        rest = files[start:]
-        small = sum(1 for f in rest if f.file_size < s.compaction_file_size)
-        if small > len(rest) - small and len(rest) >= FULL_COMPACT_MIN_FILE:
-            return rest
-        return []
+        return full_rewrite([self._poll() for _ in range(len(self.to_compact))], self.s)
+
+
+def minor_window(
+    files: Sequence[DataFileMeta], s: CompactSettings
+) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
+    """Java's ``pickCompactBefore`` over ``files`` in sequence order: the window taken (empty
+    when none) and the files left to wait. Files enter a window oldest first; it is taken once
+    it holds ``min_file_num`` files, and drops its oldest file (for good) once it holds twice
+    the target size. Without a pick the unfinished window is what is left."""
+    window: list[DataFileMeta] = []
+    size = 0
+    for i, f in enumerate(files):
+        window.append(f)
+        size += f.file_size
+        if len(window) >= s.min_file_num:
+            return window, list(files[i + 1 :])
+        if size >= s.target_file_size * 2:
+            size -= window.pop(0).file_size
+    return [], window
+
+
+def full_rewrite(files: Sequence[DataFileMeta], s: CompactSettings) -> list[DataFileMeta]:
+    """Java's FullCompactTask over ``files`` in sequence order: all of them with
+    ``force_rewrite_all_files``; else, after the leading big files, the rest when small files
+    outnumber big ones among them and there are at least three."""
+    if s.force_rewrite_all_files:
+        return list(files)
+    start = 0
+    while start < len(files) and files[start].file_size >= s.compaction_file_size:
+        start += 1
+    rest = list(files[start:])
+    small = sum(1 for f in rest if f.file_size < s.compaction_file_size)
+    if small > len(rest) - small and len(rest) >= FULL_COMPACT_MIN_FILE:
+        return rest
+    return []
 
 
 def new_write_compaction(
