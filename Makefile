@@ -82,6 +82,9 @@ bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp bench-java
 	$(PY) bench/postpone_write.py
 	$(PY) bench/dynamic_bucket_upsert.py
 	$(PY) bench/s3_commit_write.py
+	$(PY) bench/memory_bounds.py
+	$(PY) bench/sort_compact.py
+	$(PY) bench/pk_write_compaction.py
 
 clean:
 	rm -rf $(VENV) $(PYPAIMON_VENV) $(SPARK35_VENV) .cache build src/*.egg-info
