@@ -2,7 +2,8 @@
 
 ``register(spark)`` makes ``format("paimon")`` (and the clash-free ``format("paimon_pyspark")``)
 available on a session; importing this package registers them on the active session, if any.
-``write(df, warehouse, "db.t")`` writes with the right shuffle for every bucket mode.
+``write(df, warehouse, "db.t")`` writes with the right shuffle for every bucket mode;
+``read(spark, warehouse, "db.t", where=..., columns=...)`` reads only the rows and columns asked.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from paimon_pyspark.spark.datasource import PaimonDataSource, PaimonPySparkDataSource
+from paimon_pyspark.spark.read import read
 from paimon_pyspark.spark.write import MAX_BYTES_PER_BATCH, write
 
 
@@ -34,4 +36,4 @@ def register(spark: SparkSession | None = None, *, lift_arrow_byte_limit: bool =
 if SparkSession.getActiveSession() is not None:
     register()
 
-__all__ = ["PaimonDataSource", "PaimonPySparkDataSource", "register", "write"]
+__all__ = ["PaimonDataSource", "PaimonPySparkDataSource", "read", "register", "write"]

@@ -11,11 +11,16 @@ Tasks that may share a bucket never compact it; after the data commit the job's 
 compacts the fixed buckets written as a lone writer would at its commit (a COMPACT snapshot).
 Reads are one input partition per split.
 
-Filters are not pushed down: pyspark 4.3 keeps the reader that ``pushFilters`` configured on the
-relation and reuses it for a later query on the same DataFrame or view that pushes no filter, so
-a pushed predicate would silently drop rows from that query. Spark filters the rows itself.
-Nor does Spark prune columns for a Python source; a schema given to the reader
-(``spark.read.format("paimon").schema("id BIGINT, amount DOUBLE")``) reads only those columns.
+Spark's filters are not pushed down: pyspark 4.1 and 4.3 keep the reader that ``pushFilters``
+configured on the relation and reuse it for a later query on the same DataFrame or view that
+pushes no filter, so a pushed predicate would silently drop rows from that query
+(tests/spark/test_spark_push_filters.py shows it on the installed pyspark). Nor does Spark
+prune columns for a Python source. Pruning is therefore bound to the relation, set when it is
+loaded: ``option("filter", "<SQL boolean expression>")`` (parsed by read/sql_predicate.py)
+restricts the relation to those rows, pruning partitions and files by the manifests' stats
+and filtering rows exactly; ``option("columns", "a,b")``, or a schema given to the reader
+(``.schema("id BIGINT, amount DOUBLE")``), restricts it to those columns, the only ones read.
+``paimon_pyspark.spark.read`` sets both.
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ from paimon_pyspark.errors import (
     UnsupportedOptionError,
 )
 from paimon_pyspark.fs.options import fs_options
+from paimon_pyspark.read.predicate import Predicate
+from paimon_pyspark.read.read_builder import ReadBuilder
+from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.tables import (
@@ -52,6 +60,12 @@ from paimon_pyspark.spark.tables import (
 )
 from paimon_pyspark.spark.write import commit_or_abort
 from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.table.file_store_table import FileStoreTable
+
+FILTER = "filter"
+"""Reader option: a SQL boolean expression over the table's columns that the relation keeps."""
+COLUMNS = "columns"
+"""Reader option: the relation's columns, comma-separated, in this order."""
 
 
 def _locate(options: dict[str, str]) -> tuple[str, str]:
@@ -91,10 +105,54 @@ class PaimonDataSource(DataSource):
         return TableRef(self.warehouse, self.identifier, opts, fs_options(self.opts))
 
     def schema(self) -> StructType:
-        return spark_schema(self._ref().load())
+        """The table's columns, or those of option ``columns`` in its order; a bad ``filter``
+        or ``columns`` fails here, at ``load()``."""
+        table = self._ref().load()
+        full = spark_schema(table)
+        self._predicate(table)
+        names = self._columns(table)
+        if names is None:
+            return full
+        by_name = {f.name: f for f in full.fields}
+        return StructType([by_name[n] for n in names])
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return PaimonReader(self._ref(), schema)
+        ref = self._ref()
+        table = ref.load()
+        allowed = self._columns(table)
+        if allowed is not None:
+            outside = [
+                n for n in schema.fieldNames() if n.lower() not in {a.lower() for a in allowed}
+            ]
+            if outside:
+                raise SchemaMismatchError(
+                    f"Table '{self.identifier}': the read schema names fields {outside} that "
+                    f"option 'columns' leaves out (columns: {allowed})."
+                )
+        return PaimonReader(ref, schema, self.opts.get(FILTER))
+
+    def _predicate(self, table: FileStoreTable) -> Predicate | None:
+        text = self.opts.get(FILTER)
+        if text is None or not text.strip():
+            return None
+        return parse_predicate(text, table.fields, self.identifier)
+
+    def _columns(self, table: FileStoreTable) -> list[str] | None:
+        text = self.opts.get(COLUMNS)
+        if text is None:
+            return None
+        wanted = [c.strip() for c in text.split(",")]
+        if not all(wanted):
+            raise OptionError(
+                f"Table '{self.identifier}': option '{COLUMNS}' = '{text}' must be field names "
+                "separated by commas."
+            )
+        names = _projection(table.field_names, wanted, self.identifier)
+        if len(set(names)) != len(names):
+            raise OptionError(
+                f"Table '{self.identifier}': option '{COLUMNS}' = '{text}' names a field twice."
+            )
+        return names
 
     def writer(self, schema: StructType, overwrite: bool) -> PaimonWriter:
         """``overwrite``: mode('overwrite') or INSERT OVERWRITE, a dynamic partition overwrite,
@@ -161,19 +219,29 @@ class PaimonWriter(DataSourceArrowWriter):
 
 
 class PaimonReader(DataSourceReader):
-    def __init__(self, ref: TableRef, schema: StructType) -> None:
+    """Reads the relation's columns and rows: ``filter`` is the option's SQL text, parsed again
+    on each executor (a Predicate is not sent across processes)."""
+
+    def __init__(self, ref: TableRef, schema: StructType, filter: str | None = None) -> None:
         self.ref = ref
+        self.filter = filter if filter is not None and filter.strip() else None
         self.arrow_schema = spark_arrow_schema(schema)
         self.projection = _projection(ref.load().field_names, schema.fieldNames(), ref.identifier)
 
+    def _builder(self) -> ReadBuilder:
+        table = self.ref.load()
+        rb = table.new_read_builder()
+        if self.filter is not None:
+            rb = rb.with_filter(parse_predicate(self.filter, table.fields, self.ref.identifier))
+        return rb
+
     def partitions(self) -> Sequence[InputPartition]:
-        rb = self.ref.load().new_read_builder()
-        return [InputPartition(split) for split in rb.new_scan().plan().splits()]
+        return [InputPartition(split) for split in self._builder().new_scan().plan().splits()]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:  # Spark reads one empty partition when we plan none
             return
-        rb = self.ref.load().new_read_builder().with_projection(self.projection)
+        rb = self._builder().with_projection(self.projection)
         reader = rb.new_read().to_arrow_batch_reader([partition.value])
         target = self.arrow_schema
         for batch in reader:

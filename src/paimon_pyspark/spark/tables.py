@@ -37,6 +37,8 @@ JOB_KEYS = {
     "primary-keys",
     "snapshot-id",
     "overwrite-partition",
+    "filter",
+    "columns",
 }
 
 

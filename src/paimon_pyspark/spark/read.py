@@ -1,0 +1,69 @@
+"""``paimon_pyspark.spark.read``: a table as a DataFrame, pruned where it is loaded.
+
+Spark does not hand a Python data source the columns a query needs, and filters it pushes are
+unsafe to use (spark/datasource.py), so the rows and columns to read are given here and bound
+to the relation: ``where`` prunes partitions and files by the manifests' stats and filters rows
+exactly, ``columns`` reads only those columns. Queries on the DataFrame may filter further.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from paimon_pyspark.errors import InvalidArgumentError, describe
+from paimon_pyspark.spark.datasource import COLUMNS, FILTER, PaimonPySparkDataSource
+
+
+def read(
+    spark: SparkSession,
+    warehouse: str,
+    table: str,
+    where: str | None = None,
+    columns: Sequence[str] | str | None = None,
+    snapshot_id: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> DataFrame:
+    """The rows of ``table`` that satisfy ``where`` (a SQL boolean expression over its columns,
+    e.g. ``"dt = '2026-11-01' AND amount > 10"``), with only ``columns`` (a list of names, or
+    one comma-separated string; default all), as of snapshot ``snapshot_id`` (default the
+    latest). ``options``: filesystem options (``s3.endpoint``, ...) and dynamic table options.
+    """
+    where_ = f"Table '{table}': paimon_pyspark.spark.read"
+    if where is not None and not isinstance(where, str):
+        raise InvalidArgumentError(
+            f"{where_}(where=...) takes a SQL boolean expression as a string, got "
+            f"{describe(where)}."
+        )
+    if isinstance(columns, str):
+        names = [c.strip() for c in columns.split(",")]
+    elif columns is None:
+        names = None
+    elif isinstance(columns, Sequence) and all(isinstance(c, str) for c in columns):
+        names = list(columns)
+    else:
+        raise InvalidArgumentError(
+            f"{where_}(columns=...) takes a list of column names, got {describe(columns)}."
+        )
+    if snapshot_id is not None and (
+        isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int) or snapshot_id < 1
+    ):
+        raise InvalidArgumentError(
+            f"{where_}(snapshot_id=...) takes a snapshot id (an int >= 1), got "
+            f"{describe(snapshot_id)}."
+        )
+    opts = {str(k): str(v) for k, v in (options or {}).items()}
+    opts.update({"warehouse": warehouse, "table": table})
+    if where is not None:
+        opts[FILTER] = where
+    if names is not None:
+        opts[COLUMNS] = ",".join(names)
+    if snapshot_id is not None:
+        opts["snapshot-id"] = str(snapshot_id)
+    # the source's own checks, here, so a bad table, filter or column raises its typed error
+    # rather than Spark's AnalysisException around it
+    PaimonPySparkDataSource(opts).schema()
+    spark.dataSource.register(PaimonPySparkDataSource)
+    return spark.read.format(PaimonPySparkDataSource.name()).options(**opts).load()
