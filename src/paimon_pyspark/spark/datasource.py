@@ -11,9 +11,9 @@ Tasks that may share a bucket never compact it; after the data commit the job's 
 compacts the fixed buckets written as a lone writer would at its commit (a COMPACT snapshot).
 Reads are one input partition per split.
 
-Spark's filters are not pushed down: pyspark 4.1 and 4.3 keep the reader that ``pushFilters``
-configured on the relation and reuse it for a later query on the same DataFrame or view that
-pushes no filter, so a pushed predicate would silently drop rows from that query
+Spark's filters are not pushed down: pyspark 4.1.4, 4.2.1 and 4.3.0 keep the reader that
+``pushFilters`` configured on the relation and reuse it for a later query on the same DataFrame
+or view that pushes no filter, so a pushed predicate would silently drop rows from that query
 (tests/spark/test_spark_push_filters.py shows it on the installed pyspark). Nor does Spark
 prune columns for a Python source. Pruning is therefore bound to the relation, set when it is
 loaded: ``option("filter", "<SQL boolean expression>")`` (parsed by read/sql_predicate.py)
