@@ -49,6 +49,7 @@ from paimon_pyspark.errors import (
 from paimon_pyspark.fs.options import fs_options
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.read.read_builder import ReadBuilder
+from paimon_pyspark.read.split_codec import decode_split, encode_split
 from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
@@ -236,13 +237,18 @@ class PaimonReader(DataSourceReader):
         return rb
 
     def partitions(self) -> Sequence[InputPartition]:
-        return [InputPartition(split) for split in self._builder().new_scan().plan().splits()]
+        """One per split, as versioned bytes (read/split_codec.py): Spark pickles the
+        InputPartition to the executors, and nothing read from the warehouse goes there as a
+        pickle of our objects."""
+        splits = self._builder().new_scan().plan().splits()
+        return [InputPartition(encode_split(split)) for split in splits]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:  # Spark reads one empty partition when we plan none
             return
         rb = self._builder().with_projection(self.projection)
-        reader = rb.new_read().to_arrow_batch_reader([partition.value])
+        split = decode_split(partition.value, rb.store.partition_types)
+        reader = rb.new_read().to_arrow_batch_reader([split])
         target = self.arrow_schema
         for batch in reader:
             columns = [batch.column(i).cast(target.field(i).type) for i in range(batch.num_columns)]
