@@ -7,10 +7,12 @@ import pickle
 
 import pyarrow as pa
 import pytest
+from tests.unit.spec.test_versioned_record import data_file
 
 from paimon_pyspark import FileSystemCatalog, Schema
 from paimon_pyspark.errors import OptionError, PredicateError, SchemaMismatchError
-from paimon_pyspark.spark.datasource import PaimonDataSource
+from paimon_pyspark.read.scan import DataSplit
+from paimon_pyspark.spark.datasource import PaimonDataSource, pack_splits
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.float64()), ("dt", pa.string())])
 
@@ -42,14 +44,33 @@ def test_input_partitions_carry_versioned_bytes_not_pickled_splits(
     catalog: FileSystemCatalog, warehouse: str
 ) -> None:
     _table(catalog)
-    source = PaimonDataSource({"warehouse": warehouse, "table": "db.t"})
+    source = PaimonDataSource({"warehouse": warehouse, "table": "db.t", "parallelism": "4"})
     reader = source.reader(source.schema())
     partitions = reader.partitions()
-    assert len(partitions) == 4
+    assert len(partitions) == 4  # 4 splits of one size, 4 cores: one each
     for p in partitions:
-        assert isinstance(p.value, bytes) and p.value[:4] == b"PPds"
+        assert isinstance(p.value, bytes) and p.value[:4] == b"PPdl"
         assert b"DataSplit" not in pickle.dumps(p)
     assert sorted(r["id"] for r in _rows(source)) == list(range(200))  # type: ignore[type-var]
+    one = PaimonDataSource({"warehouse": warehouse, "table": "db.t", "parallelism": "1"})
+    assert len(one.reader(one.schema()).partitions()) == 1  # small splits share a task
+    assert sorted(r["id"] for r in _rows(one)) == list(range(200))  # type: ignore[type-var]
+
+
+def _split(name: str, sizes: list[int]) -> DataSplit:
+    files = tuple(data_file(f"{name}-{i}", file_size=size) for i, size in enumerate(sizes))
+    return DataSplit(1, b"", (), 0, "/nowhere", files)
+
+
+def test_pack_splits_groups_as_spark_groups_files() -> None:
+    mb = 1024 * 1024
+    small = [_split(f"s{i}", [mb]) for i in range(40)]  # 5 MiB each with the open cost
+    assert [len(g) for g in pack_splits(small, 2, 4 * mb)] == [20, 20]
+    assert len(pack_splits(small, 40, 4 * mb)) == 40  # never fewer tasks than cores
+    big = _split("big", [300 * mb])
+    groups = pack_splits([big, *small[:3]], 1, 4 * mb)
+    assert groups[0] == [big] and sum(len(g) for g in groups) == 4  # 128 MiB at most
+    assert pack_splits([], 2, 4 * mb) == []
 
 
 def test_filter_and_columns_options_plan_and_read_only_what_they_keep(
@@ -73,6 +94,7 @@ def test_filter_and_columns_options_plan_and_read_only_what_they_keep(
         ({"columns": "id,,v"}, OptionError, "field names separated by commas"),
         ({"columns": "id,ID"}, OptionError, "names a field twice"),
         ({"columns": "id,nope"}, SchemaMismatchError, "nope"),
+        ({"parallelism": "0"}, OptionError, "parallelism"),
     ],
 )
 def test_bad_filter_or_columns_fail_at_load_with_typed_errors(

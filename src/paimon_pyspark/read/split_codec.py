@@ -16,6 +16,8 @@ from paimon_pyspark.types.data_types import DataType
 
 _MAGIC = b"PPds"
 _VERSION = 1
+_LIST_MAGIC = b"PPdl"
+_LIST_VERSION = 1
 
 
 def encode_split(split: DataSplit) -> bytes:
@@ -31,3 +33,18 @@ def decode_split(data: bytes, partition_types: Sequence[DataType]) -> DataSplit:
     bucket, bucket_path, files = r.read_int(), r.read_str(), r.read_files()
     r.finish()
     return DataSplit(snapshot_id, partition, values, bucket, bucket_path, files)
+
+
+def encode_splits(splits: Sequence[DataSplit]) -> bytes:
+    """Several splits as one record (a Spark input partition that reads them in turn)."""
+    w = RecordWriter(_LIST_MAGIC, _LIST_VERSION).write_int(len(splits))
+    for split in splits:
+        w.write_bytes(encode_split(split))
+    return w.to_bytes()
+
+
+def decode_splits(data: bytes, partition_types: Sequence[DataType]) -> list[DataSplit]:
+    r = RecordReader(data, _LIST_MAGIC, {_LIST_VERSION}, "data splits")
+    splits = [decode_split(r.read_bytes(), partition_types) for _ in range(r.read_int())]
+    r.finish()
+    return splits

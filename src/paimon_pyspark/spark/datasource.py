@@ -49,7 +49,8 @@ from paimon_pyspark.errors import (
 from paimon_pyspark.fs.options import fs_options
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.read.read_builder import ReadBuilder
-from paimon_pyspark.read.split_codec import decode_split, encode_split
+from paimon_pyspark.read.scan import DataSplit
+from paimon_pyspark.read.split_codec import decode_splits, encode_splits
 from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
@@ -67,6 +68,12 @@ FILTER = "filter"
 """Reader option: a SQL boolean expression over the table's columns that the relation keeps."""
 COLUMNS = "columns"
 """Reader option: the relation's columns, comma-separated, in this order."""
+PARALLELISM = "parallelism"
+"""Reader option: the cores a read spreads over (Spark's defaultParallelism, which
+``paimon_pyspark.spark.read`` passes; a data source cannot ask Spark for it)."""
+DEFAULT_PARALLELISM = os.cpu_count() or 2
+MAX_PARTITION_BYTES = 128 * 1024 * 1024
+"""Spark's spark.sql.files.maxPartitionBytes default."""
 
 
 def _locate(options: dict[str, str]) -> tuple[str, str]:
@@ -111,6 +118,7 @@ class PaimonDataSource(DataSource):
         table = self._ref().load()
         full = spark_schema(table)
         self._predicate(table)
+        self._parallelism()
         names = self._columns(table)
         if names is None:
             return full
@@ -130,7 +138,22 @@ class PaimonDataSource(DataSource):
                     f"Table '{self.identifier}': the read schema names fields {outside} that "
                     f"option 'columns' leaves out (columns: {allowed})."
                 )
-        return PaimonReader(ref, schema, self.opts.get(FILTER))
+        return PaimonReader(ref, schema, self.opts.get(FILTER), self._parallelism())
+
+    def _parallelism(self) -> int:
+        text = self.opts.get(PARALLELISM)
+        if text is None:
+            return DEFAULT_PARALLELISM
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise OptionError(
+                f"Table '{self.identifier}': option '{PARALLELISM}' = '{text}' must be an "
+                "integer >= 1 (the cores the read spreads over)."
+            )
+        return value
 
     def _predicate(self, table: FileStoreTable) -> Predicate | None:
         text = self.opts.get(FILTER)
@@ -223,9 +246,16 @@ class PaimonReader(DataSourceReader):
     """Reads the relation's columns and rows: ``filter`` is the option's SQL text, parsed again
     on each executor (a Predicate is not sent across processes)."""
 
-    def __init__(self, ref: TableRef, schema: StructType, filter: str | None = None) -> None:
+    def __init__(
+        self,
+        ref: TableRef,
+        schema: StructType,
+        filter: str | None = None,
+        parallelism: int = DEFAULT_PARALLELISM,
+    ) -> None:
         self.ref = ref
         self.filter = filter if filter is not None and filter.strip() else None
+        self.parallelism = parallelism
         self.arrow_schema = spark_arrow_schema(schema)
         self.projection = _projection(ref.load().field_names, schema.fieldNames(), ref.identifier)
 
@@ -237,18 +267,21 @@ class PaimonReader(DataSourceReader):
         return rb
 
     def partitions(self) -> Sequence[InputPartition]:
-        """One per split, as versioned bytes (read/split_codec.py): Spark pickles the
-        InputPartition to the executors, and nothing read from the warehouse goes there as a
-        pickle of our objects."""
+        """Splits packed into input partitions as Spark packs files (``pack_splits``), each as
+        versioned bytes (read/split_codec.py): Spark pickles the InputPartition to the
+        executors, and nothing read from the warehouse goes there as a pickle of our objects."""
+        table = self.ref.load()
         splits = self._builder().new_scan().plan().splits()
-        return [InputPartition(encode_split(split)) for split in splits]
+        open_cost = table.options.source_split_open_file_cost
+        groups = pack_splits(splits, self.parallelism, open_cost)
+        return [InputPartition(encode_splits(group)) for group in groups]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:  # Spark reads one empty partition when we plan none
             return
         rb = self._builder().with_projection(self.projection)
-        split = decode_split(partition.value, rb.store.partition_types)
-        reader = rb.new_read().to_arrow_batch_reader([split])
+        splits = decode_splits(partition.value, rb.store.partition_types)
+        reader = rb.new_read().to_arrow_batch_reader(splits)
         target = self.arrow_schema
         for batch in reader:
             columns = [batch.column(i).cast(target.field(i).type) for i in range(batch.num_columns)]
@@ -265,3 +298,29 @@ def _projection(table_fields: list[str], wanted: list[str], identifier: str) -> 
             f"not have (fields: {table_fields})."
         )
     return [w if w in table_fields else by_lower[w.lower()] for w in wanted]
+
+
+def pack_splits(
+    splits: Sequence[DataSplit], parallelism: int, open_cost: int
+) -> list[list[DataSplit]]:
+    """Splits grouped into input partitions as Spark groups files (FilePartition): every
+    split weighs its files' bytes plus ``open_cost`` per file, a partition holds up to
+    min(128 MiB, max(open_cost, total weight / parallelism)), filled largest first. One task
+    per small split costs more than reading it; this keeps the tasks few and still spreads a
+    large read over every core."""
+    if not splits:
+        return []
+    weights = [sum(f.file_size + open_cost for f in s.files) for s in splits]
+    limit = min(MAX_PARTITION_BYTES, max(open_cost, sum(weights) // max(1, parallelism)))
+    groups: list[list[DataSplit]] = []
+    current: list[DataSplit] = []
+    size = 0
+    for i in sorted(range(len(splits)), key=lambda i: -weights[i]):
+        if current and size + weights[i] > limit:
+            groups.append(current)
+            current, size = [], 0
+        current.append(splits[i])
+        size += weights[i]
+    if current:
+        groups.append(current)
+    return groups

@@ -14,7 +14,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from paimon_pyspark.errors import InvalidArgumentError, describe
-from paimon_pyspark.spark.datasource import COLUMNS, FILTER, PaimonPySparkDataSource
+from paimon_pyspark.spark.datasource import COLUMNS, FILTER, PARALLELISM, PaimonPySparkDataSource
 
 
 def read(
@@ -62,6 +62,7 @@ def read(
         opts[COLUMNS] = ",".join(names)
     if snapshot_id is not None:
         opts["snapshot-id"] = str(snapshot_id)
+    opts.setdefault(PARALLELISM, str(spark.sparkContext.defaultParallelism))
     # the source's own checks, here, so a bad table, filter or column raises its typed error
     # rather than Spark's AnalysisException around it
     PaimonPySparkDataSource(opts).schema()

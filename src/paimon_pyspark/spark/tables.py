@@ -39,6 +39,7 @@ JOB_KEYS = {
     "overwrite-partition",
     "filter",
     "columns",
+    "parallelism",
 }
 
 
