@@ -85,6 +85,7 @@ bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp bench-java
 	$(PY) bench/memory_bounds.py
 	$(PY) bench/sort_compact.py
 	$(PY) bench/pk_write_compaction.py
+	$(PY) bench/spark_read_queries.py
 
 clean:
 	rm -rf $(VENV) $(PYPAIMON_VENV) $(SPARK35_VENV) .cache build src/*.egg-info

@@ -27,6 +27,16 @@ One JSON command in, one JSON object out (on the last stdout line; Spark logs go
   bench/pk_write_compaction.py wrote them). Timed: the upsert commits together; after each,
   untimed, the most live files in a bucket (``$files``); then the merge-read and, after a
   full compaction (``CALL sys.compact``, if this connector runs it), the read again.
+- ``{"op": "read_queries", ...}``: bench/spark_read_queries.py's tables and queries, all of
+  them described in the command (the rows as Spark SQL select lists over ``spark.range``, the
+  DDL, the sort and the target file size, the primary-key table's commits, the queries as a
+  filter and aggregates), so this script needs no copy of them. Built once (timed for the
+  record only): an append table partitioned by ``dt``, sort-compacted by ``CALL
+  sys.compact(order_strategy => 'order')``, a primary-key table after the listed commits, and
+  Spark 3.5's own Parquet of the same rows (range-partitioned and sorted, partitioned by
+  ``dt``) and of the primary-key table's final rows. Then per round (warm-up, then
+  ``repeat``) every query on the connector (``SELECT <aggregates> FROM paimon.db.t WHERE
+  <filter>``) and on the Parquet, with the files and bytes Spark's scan metrics report.
 - ``{"op": "read_table", "warehouse": "/path", "table": "db.t"}``: reads any Paimon table (for
   interop, e.g. one paimon_pyspark wrote) and returns its columns, row count and a checksum: the
   sum over rows of ``xxhash64`` of all columns (Spark's, so pyspark 4 computes the same).
@@ -379,6 +389,152 @@ def op_pk_commits(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[str, 
     }
 
 
+# Spark's and the connector's scan metrics: files and bytes a scan planned to read.
+SCAN_METRICS = (
+    "numFiles",
+    "filesSize",
+    "numSplits",
+    "splitSize",
+    "resultedTableFiles",
+    "skippedTableFiles",
+)
+
+
+def scan_metrics(df: Any) -> dict[str, int]:
+    """The SCAN_METRICS of the scans in ``df``'s executed plan, summed; call after an action
+    on ``df`` itself (pyspark 3.5 and 4 alike: adaptive plans and query stages are walked)."""
+    out: dict[str, int] = {}
+    todo = [df._jdf.queryExecution().executedPlan()]
+    while todo:
+        node = todo.pop()
+        kind = node.getClass().getSimpleName()
+        if kind == "AdaptiveSparkPlanExec":
+            todo.append(node.executedPlan())
+            continue
+        if kind.endswith("QueryStageExec"):
+            todo.append(node.plan())
+            continue
+        metrics = node.metrics()
+        for key in SCAN_METRICS:
+            found = metrics.get(key)
+            if found.isDefined():
+                out[key] = out.get(key, 0) + int(found.get().value())
+        children = node.children()
+        todo.extend(children.apply(i) for i in range(children.size()))
+    return out
+
+
+def live_files(spark: Any, files_table: str) -> tuple[int, int]:
+    """(count, bytes) of a table's live data files, from its ``$files`` system table (files a
+    compaction replaced stay on disk until snapshots expire)."""
+    row = spark.sql(f"SELECT count(1), sum(file_size_in_bytes) FROM {files_table}").collect()[0]
+    return int(row[0]), int(row[1] or 0)
+
+
+def _select(df: Any, selects: list[list[str]]) -> Any:
+    for exprs in selects:
+        df = df.selectExpr(*exprs)
+    return df
+
+
+def _plain(values: Any) -> list[Any]:
+    return [v if v is None or isinstance(v, bool | int | float) else str(v) for v in values]
+
+
+def op_read_queries(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[str, Any]:
+    """bench/spark_read_queries.py's tables and queries through the connector (see the
+    docstring); the queries are timed, the builds only recorded."""
+    rows, partitions = int(cmd["rows"]), int(cmd.get("partitions", 2))
+    repeat, warmup = int(cmd.get("repeat", 3)), int(cmd.get("warmup", 1))
+    sort_by, per_partition = str(cmd["sort_by"]), int(cmd["files_per_partition"])
+    pk = cmd["pk"]
+    scratch = tempfile.mkdtemp(prefix="spark35-parquet-", dir=cmd.get("tmpdir"))
+    build: dict[str, float] = {}
+    try:
+        df = _select(spark.range(0, rows, numPartitions=partitions), cmd["append_selects"])
+        df = df.cache()
+        df.count()
+        spark.sql(
+            f"CREATE TABLE paimon.db.t ({cmd['columns_ddl']}) PARTITIONED BY (dt) "
+            f"TBLPROPERTIES ({tblproperties({'bucket': '-1'})})"
+        )
+        build["java write"] = timed(lambda: df.writeTo("paimon.db.t").append())[0]
+        call = (
+            f"table => 'db.t', order_strategy => 'order', order_by => '{sort_by}', "
+            f"options => 'target-file-size={int(cmd['target_file_size'])}'"
+        )
+        try:
+            build["java sort compact"] = timed(
+                lambda: spark.sql(f"CALL paimon.sys.compact({call})")
+            )[0]
+            compaction = f"CALL sys.compact({call})"
+        except Exception as e:  # report it: the queries still run on the unsorted table
+            lines = [x for x in str(e).splitlines() if "Exception" in x] or str(e).splitlines()
+            compaction = f"not run: CALL sys.compact({call}): {lines[0].strip()[:300]}"
+        parquet = os.path.join(scratch, "t")
+        sorted_df = df.repartitionByRange(per_partition, sort_by).sortWithinPartitions(sort_by)
+        build["spark35 parquet write"] = timed(
+            lambda: sorted_df.write.partitionBy("dt").parquet(parquet)
+        )[0]
+        df.unpersist()
+
+        props = {"primary-key": str(pk["primary_key"]), "bucket": str(pk["bucket"])}
+        spark.sql(
+            f"CREATE TABLE paimon.db.pk ({pk['columns_ddl']}) PARTITIONED BY (dt) "
+            f"TBLPROPERTIES ({tblproperties(props)})"
+        )
+        commits_s = 0.0
+        for commit in pk["commits"]:
+            rng = spark.range(int(commit["start"]), int(commit["end"]), numPartitions=partitions)
+            data = _select(rng, commit["selects"])
+            commits_s += timed(lambda d=data: d.writeTo("paimon.db.pk").append())[0]
+        build["java pk commits"] = commits_s
+        parquet_pk = os.path.join(scratch, "pk")
+        final = _select(spark.range(0, rows, numPartitions=partitions), pk["final_selects"])
+        build["spark35 parquet pk write"] = timed(
+            lambda: final.write.partitionBy("dt").parquet(parquet_pk)
+        )[0]
+
+        spark.read.parquet(parquet).createOrReplaceTempView("parquet_t")
+        spark.read.parquet(parquet_pk).createOrReplaceTempView("parquet_pk")
+        sources = {
+            "java": {"append": "paimon.db.t", "pk": "paimon.db.pk"},
+            "spark35 parquet": {"append": "parquet_t", "pk": "parquet_pk"},
+        }
+        tables = {
+            "java": live_files(spark, "paimon.db.`t$files`"),
+            "java pk": live_files(spark, "paimon.db.`pk$files`"),
+            "spark35 parquet": data_files(parquet),
+            "spark35 parquet pk": data_files(parquet_pk),
+        }
+        results: dict[str, dict[str, Any]] = {}
+        for query in cmd["queries"]:
+            results[query["name"]] = {e: {"wall_s": [], "cpu_s": []} for e in sources}
+        for round_no in range(warmup + repeat):
+            for query in cmd["queries"]:
+                where = f" WHERE {query['where']}" if query.get("where") else ""
+                for engine, names in sources.items():
+                    sql = f"SELECT {', '.join(query['aggs'])} FROM {names[query['table']]}{where}"
+                    frame = spark.sql(sql)
+                    wall, cpu, got = timed(frame.collect)
+                    out = results[query["name"]][engine]
+                    out["values"] = _plain(got[0])
+                    out["scan"] = scan_metrics(frame)
+                    out["sql"] = sql
+                    if round_no >= warmup:
+                        out["wall_s"].append(wall)
+                        out["cpu_s"].append(cpu)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {
+        "rows": rows,
+        "compaction": compaction,
+        "build_s": build,
+        "tables": {k: {"files": n, "data_bytes": b} for k, (n, b) in tables.items()},
+        "results": results,
+    }
+
+
 def op_read_table(spark: Any, cmd: dict[str, Any]) -> dict[str, Any]:
     """Row count and an order-free checksum of any Paimon table, through the Java connector."""
     from pyspark.sql import functions as F
@@ -412,7 +568,8 @@ def main() -> int:
     try:
         cmd = json.loads(sys.stdin.read() if sys.argv[1] == "-" else sys.argv[1])
         op = cmd["op"]
-        if op not in ("append", "pk", "dynamic_upsert", "pk_commits", "read_table"):
+        ops = ("append", "pk", "dynamic_upsert", "pk_commits", "read_queries", "read_table")
+        if op not in ops:
             raise ValueError(f"unknown op {op!r}")
         root = tempfile.mkdtemp(prefix="java-connector-bench-", dir=cmd.get("tmpdir"))
         try:
@@ -429,6 +586,8 @@ def main() -> int:
                     result = op_dynamic_upsert(spark, warehouse, cmd)
                 elif op == "pk_commits":
                     result = op_pk_commits(spark, warehouse, cmd)
+                elif op == "read_queries":
+                    result = op_read_queries(spark, warehouse, cmd)
                 else:
                     result = op_read_table(spark, cmd)
                 jvm = spark.sparkContext._jvm

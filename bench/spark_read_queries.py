@@ -1,0 +1,717 @@
+"""Spark read queries with pruning: ``paimon_pyspark.spark.read`` vs Spark's Parquet and Java.
+
+A table of ``--rows`` rows (default 5,000,000), 8 columns, 16 partitions (``dt``), is read on
+Spark ``local[2]`` by five queries, each an aggregate whose result every engine must match:
+
+- (a) full scan: count plus a sum or total length over every column;
+- (b) (a) on one partition (``dt = '2026-01-06'``), which should open only that partition's files;
+- (c) (a) on an id range of 1% of the rows: the table is sorted by ``id`` within each partition
+  (sort compaction for Paimon, range partitioning for Parquet), so file stats (Paimon) and row
+  group stats (Parquet) skip most of it;
+- (d) an aggregate over 2 of the 8 columns;
+- (e) (a) on a primary-key table (``dt, id``, bucket 2) after 3 overlapping commits, merged on
+  read; Parquet holds its final rows.
+
+Engines: ours (``paimon_pyspark.spark.read(spark, warehouse, table, where=, columns=)``, then
+the same filter in Spark, since a source may return more rows), Spark's Parquet (partitioned by
+``dt`` the same way) in the same session, and the Java Paimon Spark connector (Spark 3.5,
+Paimon 0.9.0, bench/java_connector_driver.py's ``read_queries`` op) in its own process after
+this session stops, which also times Spark 3.5's Parquet on the same queries so ours/Java can
+be normalized by each session's Parquet. Side table: our ``format("paimon")`` write against
+Spark's Parquet write of the same cached DataFrame.
+
+Run: ``.venv/bin/python bench/spark_read_queries.py [--rows N] [--repeat R]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import pyarrow as pa
+from benchlib import load_average
+from java_connector_driver import scan_metrics
+from pyspark.sql import DataFrame, SparkSession
+from spark_write_read import (
+    JAVA_DRIVER,
+    JAVA_JAR,
+    data_files,
+    java_python,
+    machine_facts,
+    start_spark,
+    timed,
+)
+
+import paimon_pyspark
+from paimon_pyspark.procedures import compact
+from paimon_pyspark.read.sql_predicate import parse_predicate
+from paimon_pyspark.spark import read as paimon_read
+from paimon_pyspark.spark import write as spark_write
+
+DAYS = [f"2026-01-{d:02d}" for d in range(1, 17)]
+SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("k", pa.int32()),
+        ("v", pa.float64()),
+        ("w", pa.float64()),
+        ("s", pa.string()),
+        ("t", pa.string()),
+        ("b", pa.bool_()),
+        ("dt", pa.string()),
+    ]
+)
+COLUMNS = SCHEMA.names
+DDL = "id BIGINT, k INT, v DOUBLE, w DOUBLE, s STRING, t STRING, b BOOLEAN, dt STRING"
+PK_DDL = "id BIGINT NOT NULL, k INT, v DOUBLE, w DOUBLE, s STRING, t STRING, b BOOLEAN, "
+PK_DDL += "dt STRING NOT NULL"
+PRIMARY_KEY = ["dt", "id"]
+PK_BUCKETS = 2
+SORT_BY = "id"
+APPEND, PK = "db.t", "db.pk"
+MULTIPLIER = 2654435761  # a prime: id = i * MULTIPLIER % N permutes 0..N-1 (N not a multiple)
+
+# Targets from issue 16.
+TARGET_FULL_SCAN = 0.75
+TARGET_PRUNED = 0.8
+TARGET_VS_JAVA = 1.0
+TARGET_WRITE = 0.8
+
+
+def row_exprs(ver: str) -> list[str]:
+    """The 8 columns over a bigint ``id``; ``ver`` (SQL) is the commit that wrote the row, so
+    a merge that keeps the wrong version changes k, v, w, t and b."""
+    days = ", ".join(f"'{d}'" for d in DAYS)
+    return [
+        "id",
+        f"cast((id * 31 + {ver}) % 100000 AS int) AS k",
+        f"cast((id * 7919 + ({ver}) * 104729) % 1000003 AS double) / 1000003D AS v",
+        f"cast(id % 10007 AS double) / 16D + ({ver}) AS w",
+        "substr(md5(cast(id AS string)), 1, 16) AS s",
+        f"concat('t', cast({ver} AS string), '-', cast(id % 9973 AS string)) AS t",
+        f"(id + {ver}) % 3 = 0 AS b",
+        f"element_at(array({days}), cast(id % {len(DAYS)} AS int) + 1) AS dt",
+    ]
+
+
+def append_selects(rows: int) -> list[list[str]]:
+    """Over ``spark.range(rows)``: ids shuffled (so sorting has work to do), then the columns."""
+    return [[f"id * {MULTIPLIER} % {rows} AS id"], row_exprs("1")]
+
+
+def pk_commits(rows: int) -> list[tuple[int, int, int]]:
+    """(first id, end id, version) of the 3 commits: half the keys each, each overlapping the
+    previous one by a quarter; together every key 0..rows-1."""
+    q = rows // 4
+    return [(0, 2 * q, 1), (q, 3 * q, 2), (2 * q, rows, 3)]
+
+
+def final_version(rows: int) -> str:
+    q = rows // 4
+    return f"CASE WHEN id >= {2 * q} THEN 3 WHEN id >= {q} THEN 2 ELSE 1 END"
+
+
+ALL_AGGS = [
+    "count(1)",
+    "sum(id)",
+    "sum(k)",
+    "sum(v)",
+    "sum(w)",
+    "sum(length(s))",
+    "sum(length(t))",
+    "sum(cast(b AS int))",
+    "sum(length(dt))",
+]
+
+
+@dataclass(frozen=True)
+class Query:
+    name: str
+    title: str
+    table: str  # APPEND or PK
+    where: str | None
+    columns: list[str]
+    aggs: list[str]
+
+
+def queries(rows: int) -> list[Query]:
+    lo = rows * 37 // 100
+    hi = lo + max(rows // 100, 1) - 1
+    return [
+        Query("a", "full scan, all 8 columns", APPEND, None, COLUMNS, ALL_AGGS),
+        Query("b", "one partition of 16", APPEND, f"dt = '{DAYS[5]}'", COLUMNS, ALL_AGGS),
+        Query("c", "id range, 1% of rows", APPEND, f"id BETWEEN {lo} AND {hi}", COLUMNS, ALL_AGGS),
+        Query(
+            "d",
+            "2 of 8 columns",
+            APPEND,
+            None,
+            ["v", "s"],
+            ["count(1)", "sum(v)", "sum(length(s))"],
+        ),
+        Query("e", "(a) on the pk table, 3 commits", PK, None, COLUMNS, ALL_AGGS),
+    ]
+
+
+# --- ours and Spark's Parquet, in this session --------------------------------------------------
+
+
+def catalog(warehouse: str) -> Any:
+    return paimon_pyspark.CatalogFactory.create({"warehouse": warehouse})
+
+
+def create_table(warehouse: str, name: str, primary_key: bool) -> None:
+    cat = catalog(warehouse)
+    cat.create_database("db", ignore_if_exists=True)
+    if primary_key:
+        schema = paimon_pyspark.Schema.from_pyarrow_schema(
+            SCHEMA,
+            partition_keys=["dt"],
+            primary_keys=PRIMARY_KEY,
+            options={"bucket": str(PK_BUCKETS)},
+        )
+    else:
+        schema = paimon_pyspark.Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"])
+    cat.create_table(name, schema)
+
+
+def files_of(paths: Sequence[str]) -> tuple[int, int]:
+    files = [f for p in paths for f in data_files(p)]
+    return len(files), sum(os.path.getsize(f) for f in files)
+
+
+@dataclass
+class Layout:
+    """Where this session's tables are, and what was built."""
+
+    root: str
+    ours: str = ""
+    parquet: str = ""
+    parquet_pk: str = ""
+    target_file_size: int = 0
+    build_s: dict[str, float] = field(default_factory=dict)
+    tables: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def build(spark: SparkSession, df: DataFrame, rows: int, per_partition: int, root: str) -> Layout:
+    """Our two tables and Spark's Parquet of the same rows; timed for the record only."""
+    out = Layout(root, os.path.join(root, "ours"), os.path.join(root, "pq"))
+    out.parquet_pk = os.path.join(root, "pq_pk")
+    create_table(out.ours, APPEND, primary_key=False)
+    writer = df.write.format("paimon").option("warehouse", out.ours).option("table", APPEND)
+    out.build_s["ours write"] = timed(lambda: writer.mode("append").save())[0]
+    _, unsorted_bytes = files_of([os.path.join(out.ours, "db.db", "t")])
+    # Files of about 1/per_partition of a partition, so each covers a narrow id range.
+    out.target_file_size = max(unsorted_bytes // (len(DAYS) * per_partition), 64 * 1024)
+    out.build_s["ours sort compact"] = timed(
+        lambda: compact(
+            catalog(out.ours),
+            APPEND,
+            order_strategy="order",
+            order_by=SORT_BY,
+            options={"target-file-size": str(out.target_file_size)},
+        )
+    )[0]
+    ranged = df.repartitionByRange(per_partition, SORT_BY).sortWithinPartitions(SORT_BY)
+    out.build_s["spark parquet write"] = timed(
+        lambda: ranged.write.partitionBy("dt").parquet(out.parquet)
+    )[0]
+
+    create_table(out.ours, PK, primary_key=True)
+    total = 0.0
+    for start, end, ver in pk_commits(rows):
+        commit = spark.range(start, end, numPartitions=2).selectExpr(*row_exprs(str(ver)))
+        total += timed(lambda c=commit: spark_write(c, out.ours, PK))[0]
+    out.build_s["ours pk commits"] = total
+    final = spark.range(0, rows, numPartitions=2).selectExpr(*row_exprs(final_version(rows)))
+    out.build_s["spark parquet pk write"] = timed(
+        lambda: final.write.partitionBy("dt").parquet(out.parquet_pk)
+    )[0]
+    out.tables = {
+        "ours": count_files(planned_files(out.ours, APPEND, None)),
+        "ours pk": count_files(planned_files(out.ours, PK, None)),
+        "spark parquet": files_of([out.parquet]),
+        "spark parquet pk": files_of([out.parquet_pk]),
+    }
+    return out
+
+
+def ours_frame(spark: SparkSession, layout: Layout, q: Query) -> DataFrame:
+    df = paimon_read(spark, layout.ours, q.table, where=q.where, columns=q.columns)
+    if q.where:
+        df = df.where(q.where)
+    return df.selectExpr(*q.aggs)
+
+
+def parquet_frame(spark: SparkSession, layout: Layout, q: Query) -> DataFrame:
+    df = spark.read.parquet(layout.parquet if q.table == APPEND else layout.parquet_pk)
+    if q.where:
+        df = df.where(q.where)
+    return df.select(*q.columns).selectExpr(*q.aggs)
+
+
+def planned_files(warehouse: str, name: str, where: str | None) -> dict[tuple[Any, ...], list[int]]:
+    """Sizes of the live files our scan plans for ``where``, by partition: what a read opens."""
+    table = catalog(warehouse).get_table(name)
+    rb = table.new_read_builder()
+    if where:
+        rb = rb.with_filter(parse_predicate(where, table.fields, name))
+    out: dict[tuple[Any, ...], list[int]] = {}
+    for split in rb.new_scan().plan().splits():
+        out.setdefault(split.partition_values, []).extend(f.file_size for f in split.files)
+    return out
+
+
+def count_files(planned: dict[tuple[Any, ...], list[int]]) -> tuple[int, int]:
+    sizes = [size for part in planned.values() for size in part]
+    return len(sizes), sum(sizes)
+
+
+@dataclass
+class Result:
+    wall_s: list[float] = field(default_factory=list)
+    cpu_s: list[float] = field(default_factory=list)
+    values: list[Any] = field(default_factory=list)
+    files: int | None = None
+    bytes: int | None = None
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.wall_s) if self.wall_s else math.nan
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(self.cpu_s) if self.cpu_s else math.nan
+
+
+def run_queries(
+    spark: SparkSession, layout: Layout, qs: list[Query], repeat: int
+) -> dict[str, dict[str, Result]]:
+    """One warm-up round, then ``repeat``; in each round every query on ours, then Parquet."""
+    out = {q.name: {"ours": Result(), "spark parquet": Result()} for q in qs}
+    frames: dict[str, Callable[[SparkSession, Layout, Query], DataFrame]] = {
+        "ours": ours_frame,
+        "spark parquet": parquet_frame,
+    }
+    for round_no in range(1 + repeat):
+        print(f"  queries, round {round_no}/{repeat} (0 = warm-up) ...", file=sys.stderr)
+        for q in qs:
+            for engine, make in frames.items():
+                frame = make(spark, layout, q)
+                wall, cpu, got = timed(frame.collect)
+                r = out[q.name][engine]
+                r.values = list(got[0])
+                if engine == "spark parquet" and r.files is None:
+                    metrics = scan_metrics(frame)
+                    r.files, r.bytes = metrics.get("numFiles"), metrics.get("filesSize")
+                if round_no:
+                    r.wall_s.append(wall)
+                    r.cpu_s.append(cpu)
+    for q in qs:
+        planned = planned_files(layout.ours, q.table, q.where)
+        out[q.name]["ours"].files, out[q.name]["ours"].bytes = count_files(planned)
+    return out
+
+
+WRITES = ("ours format", "spark parquet")
+
+
+def run_writes(df: DataFrame, repeat: int, root: str) -> dict[str, Result]:
+    """The side table: each write ``repeat`` times into a fresh directory, after build() wrote
+    the same DataFrame both ways (the warm-up)."""
+    out = {name: Result() for name in WRITES}
+    for round_no in range(1, 1 + repeat):
+        print(f"  writes, round {round_no}/{repeat} ...", file=sys.stderr)
+        base = tempfile.mkdtemp(prefix="writes-", dir=root)
+        ours = os.path.join(base, "ours")
+        create_table(ours, APPEND, primary_key=False)
+        ours_writer = df.write.format("paimon").option("warehouse", ours).option("table", APPEND)
+        jobs: dict[str, Callable[[], object]] = {
+            "ours format": ours_writer.mode("append").save,
+            "spark parquet": partial(df.write.parquet, os.path.join(base, "pq")),
+        }
+        for name, job in jobs.items():
+            wall, cpu, _ = timed(job)
+            out[name].wall_s.append(wall)
+            out[name].cpu_s.append(cpu)
+        for name, path in (
+            ("ours format", os.path.join(ours, "db.db", "t")),
+            ("spark parquet", os.path.join(base, "pq")),
+        ):
+            out[name].files, out[name].bytes = files_of([path])
+        shutil.rmtree(base, ignore_errors=True)
+    return out
+
+
+# --- the Java connector, in its own process ------------------------------------------------------
+
+
+@dataclass
+class JavaRun:
+    results: dict[str, dict[str, Result]] = field(default_factory=dict)
+    tables: dict[str, tuple[int, int]] = field(default_factory=dict)
+    build_s: dict[str, float] = field(default_factory=dict)
+    compaction: str = ""
+    versions: str = ""
+    note: str = ""
+
+
+def run_java(
+    rows: int, qs: list[Query], repeat: int, per_partition: int, target: int, tmp: str | None
+) -> JavaRun:
+    python = java_python()
+    if not os.path.exists(python) or not (os.environ.get("PAIMON_SPARK_JAR") or JAVA_JAR.exists()):
+        return JavaRun(note="Java connector baseline not built: run make bench")
+    command: dict[str, Any] = {
+        "op": "read_queries",
+        "rows": rows,
+        "partitions": 2,
+        "repeat": repeat,
+        "warmup": 1,
+        "columns_ddl": DDL,
+        "append_selects": append_selects(rows),
+        "sort_by": SORT_BY,
+        "files_per_partition": per_partition,
+        "target_file_size": target,
+        "pk": {
+            "columns_ddl": PK_DDL,
+            "primary_key": ",".join(PRIMARY_KEY),
+            "bucket": PK_BUCKETS,
+            "commits": [
+                {"start": s, "end": e, "selects": [row_exprs(str(v))]}
+                for s, e, v in pk_commits(rows)
+            ],
+            "final_selects": [row_exprs(final_version(rows))],
+        },
+        "queries": [
+            {"name": q.name, "table": "append" if q.table == APPEND else "pk", "where": q.where}
+            | {"aggs": q.aggs}
+            for q in qs
+        ],
+    }
+    if tmp:
+        command["tmpdir"] = tmp
+    proc = subprocess.run(
+        [python, str(JAVA_DRIVER), json.dumps(command)], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        tail = proc.stderr.strip().splitlines()[-1:] or ["(no stderr)"]
+        return JavaRun(note=f"Java connector run failed: {tail[0]}")
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = JavaRun(
+        versions=f"spark {got['spark']}, java {got['java']}, {got['connector']}",
+        compaction=got["compaction"],
+        build_s=got["build_s"],
+        tables={k: (v["files"], v["data_bytes"]) for k, v in got["tables"].items()},
+    )
+    for name, engines in got["results"].items():
+        out.results[name] = {}
+        for engine, r in engines.items():
+            scan = r.get("scan", {})
+            files = scan.get("numFiles", scan.get("resultedTableFiles"))
+            size = scan.get("filesSize", scan.get("splitSize"))
+            label = "java connector" if engine == "java" else engine
+            out.results[name][label] = Result(r["wall_s"], r["cpu_s"], r["values"], files, size)
+    return out
+
+
+# --- checks and report --------------------------------------------------------------------------
+
+
+def mismatch(want: list[Any], have: list[Any]) -> str | None:
+    if len(want) != len(have):
+        return f"{len(have)} values, expected {len(want)}"
+    for i, (a, b) in enumerate(zip(want, have, strict=True)):
+        if isinstance(a, float) or isinstance(b, float):
+            if a is None or b is None or abs(float(a) - float(b)) > 1e-9 * max(1.0, abs(float(a))):
+                return f"value {i} = {b}, expected {a}"
+        elif a != b:
+            return f"value {i} = {b}, expected {a}"
+    return None
+
+
+def ratio(ours: Result | None, theirs: Result | None, cpu: bool = False) -> float:
+    """How many times faster ``ours`` is (their median seconds over ours); NaN if missing."""
+    if ours is None or theirs is None or not ours.wall_s or not theirs.wall_s:
+        return math.nan
+    return theirs.cpu / ours.cpu if cpu else theirs.median / ours.median
+
+
+def no_nan(value: Any) -> Any:
+    """``value`` with NaN as null, so the JSON line is strict JSON."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {str(k): no_nan(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [no_nan(v) for v in value]
+    return value
+
+
+def fx(value: float) -> str:
+    return "n/a" if value != value else f"{value:.2f}x"
+
+
+def verdict(value: float, target: float) -> str:
+    return "n/a" if value != value else ("MET" if value >= target else "NOT MET")
+
+
+def fmt_count(value: int | None) -> str:
+    return "n/a" if value is None else f"{value:,}"
+
+
+def fmt_mb(value: int | None) -> str:
+    return "n/a" if value is None else f"{value / 1e6:.1f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=5_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--files-per-partition",
+        type=int,
+        default=8,
+        help="sorted files per partition (Paimon: target-file-size; Parquet: range partitions)",
+    )
+    parser.add_argument("--tmpdir", default=None, help="where tables and files go (default: TMP)")
+    parser.add_argument("--no-java", action="store_true", help="skip the Java connector")
+    args = parser.parse_args()
+    if args.rows < 1600 or args.repeat < 1 or args.files_per_partition < 1:
+        parser.error("need --rows >= 1600, --repeat >= 1 and --files-per-partition >= 1")
+    rows, repeat = args.rows, args.repeat
+    qs = queries(rows)
+
+    load_before = load_average()
+    print("starting spark ...", file=sys.stderr)
+    spark = start_spark(None)
+    root = tempfile.mkdtemp(prefix="spark-read-queries-", dir=args.tmpdir)
+    try:
+        print(f"generating and caching {rows:,} rows ...", file=sys.stderr)
+        df = spark.range(0, rows, numPartitions=2)
+        for exprs in append_selects(rows):
+            df = df.selectExpr(*exprs)
+        df = df.cache()
+        df.count()
+        print("building the tables ...", file=sys.stderr)
+        layout = build(spark, df, rows, args.files_per_partition, root)
+        writes = run_writes(df, repeat, root)
+        df.unpersist()
+        results = run_queries(spark, layout, qs, repeat)
+        by_partition = planned_files(layout.ours, APPEND, None)
+        day_files = len(by_partition.get((DAYS[5],), []))
+        b_partitions = list(planned_files(layout.ours, APPEND, qs[1].where))
+        facts = machine_facts(spark)
+    finally:
+        spark.stop()
+        shutil.rmtree(root, ignore_errors=True)
+    # After our session stops, so the two JVMs never compete for the cores.
+    if args.no_java:
+        java = JavaRun(note="skipped (--no-java)")
+    else:
+        print("java connector (spark 3.5, own process) ...", file=sys.stderr)
+        java = run_java(rows, qs, repeat, args.files_per_partition, layout.target_file_size, None)
+        for name, engines in java.results.items():
+            results[name].update(engines)
+
+    engines = ("ours", "spark parquet", "java connector", "spark35 parquet")
+    errors = []
+    for q in qs:
+        want = results[q.name]["spark parquet"].values
+        for engine in engines:
+            got = results[q.name].get(engine)
+            if got is not None and engine != "spark parquet":
+                why = mismatch(want, got.values)
+                if why:
+                    errors.append(f"({q.name}) {engine}: {why}")
+
+    print()
+    print(
+        f"Spark read queries: {rows:,} rows, 8 columns, {len(DAYS)} partitions (dt), "
+        f"median of {repeat} after 1 warm-up"
+    )
+    for key, value in facts:
+        print(f"  {key:<14} {value}")
+    if java.versions:
+        print(f"  {'java session':<14} {java.versions} (.venv-spark35)")
+    print(f"  {'load average':<14} {load_before} before, {load_average()} after (1, 5, 15 min)")
+    print()
+    print("tables (data files)                      files        MB   built in s")
+    built = {
+        "ours": ("ours write", "ours sort compact"),
+        "ours pk": ("ours pk commits",),
+        "spark parquet": ("spark parquet write",),
+        "spark parquet pk": ("spark parquet pk write",),
+        "java": ("java write", "java sort compact"),
+        "java pk": ("java pk commits",),
+        "spark35 parquet": ("spark35 parquet write",),
+        "spark35 parquet pk": ("spark35 parquet pk write",),
+    }
+    all_tables = {**layout.tables, **java.tables}
+    all_build = {**layout.build_s, **java.build_s}
+    for name, (n, size) in all_tables.items():
+        steps = " + ".join(f"{all_build[s]:.1f}" for s in built[name] if s in all_build)
+        print(f"  {name:<38}{n:>7,}{size / 1e6:>10.1f}   {steps}")
+    print(
+        f"  sorted by {SORT_BY} within each partition: ours and java by sort compaction "
+        f"(target-file-size {layout.target_file_size:,} bytes),"
+    )
+    print(f"  parquet by repartitionByRange({args.files_per_partition}, {SORT_BY}) + sort")
+    if java.compaction:
+        print(f"  java: {java.compaction}")
+    print(f"  pk tables: primary key ({', '.join(PRIMARY_KEY)}), bucket {PK_BUCKETS}, 3 commits")
+    print()
+    header = (
+        f"{'query / engine':<30}{'median s':>9}{'cpu s':>8}{'rows/s':>10}{'files':>7}{'MB':>8}"
+        "   runs (s)"
+    )
+    print(header)
+    print("-" * len(header))
+    for q in qs:
+        where = f" WHERE {q.where}" if q.where else ""
+        print(f"({q.name}) {q.title}: {', '.join(q.columns)}{where}")
+        for engine in engines:
+            r = results[q.name].get(engine)
+            if r is None:
+                continue
+            rate = f"{rows / r.median / 1e6:.2f} M"
+            print(
+                f"    {engine:<26}{r.median:>9.3f}{r.cpu:>8.2f}{rate:>10}{fmt_count(r.files):>7}"
+                f"{fmt_mb(r.bytes):>8}   " + " ".join(f"{s:.3f}" for s in r.wall_s)
+            )
+    if java.note:
+        print(f"  java connector: {java.note}")
+    print("  rows/s: table rows / median wall; files, MB: what the scan planned to open")
+    print("  (ours: our plan's splits; parquet: Spark's scan metrics; java: the connector's)")
+    print()
+
+    ratios: dict[str, dict[str, float]] = {}
+    print(
+        f"{'ratio (speed)':<12}{'ours/parquet':>14}{'cpu':>7}{'java/pq35':>11}"
+        f"{'ours/java':>11}{'normalized':>12}"
+    )
+    for q in qs:
+        r = results[q.name]
+        ours_pq = ratio(r["ours"], r["spark parquet"])
+        java_pq = ratio(r.get("java connector"), r.get("spark35 parquet"))
+        ratios[q.name] = {
+            "ours_vs_parquet": ours_pq,
+            "ours_vs_parquet_cpu": ratio(r["ours"], r["spark parquet"], cpu=True),
+            "java_vs_spark35_parquet": java_pq,
+            "ours_vs_java": ratio(r["ours"], r.get("java connector")),
+            "ours_vs_java_normalized": ours_pq / java_pq if java_pq == java_pq else math.nan,
+        }
+        x = ratios[q.name]
+        print(
+            f"  ({q.name}){'':<7}{fx(x['ours_vs_parquet']):>14}{fx(x['ours_vs_parquet_cpu']):>7}"
+            f"{fx(java_pq):>11}{fx(x['ours_vs_java']):>11}{fx(x['ours_vs_java_normalized']):>12}"
+        )
+    print("  normalized: (ours / spark 4.3 parquet) / (java / spark 3.5 parquet)")
+    print()
+    print("writes (side table; same cached DataFrame)   median s   rows/s   files      MB")
+    for name, w in writes.items():
+        print(
+            f"  {name:<42}{w.median:>9.3f}{rows / w.median / 1e6:>7.2f} M{fmt_count(w.files):>7}"
+            f"{fmt_mb(w.bytes):>8}   " + " ".join(f"{s:.3f}" for s in w.wall_s)
+        )
+    write_ratio = ratio(writes["ours format"], writes["spark parquet"])
+    print()
+
+    print("targets (issue 16)")
+    b_files = results["b"]["ours"].files
+    b_only = b_files == day_files and b_partitions == [(DAYS[5],)]
+    checks = [
+        (
+            f"(a) >= {TARGET_FULL_SCAN:.2f}x spark parquet",
+            ratios["a"]["ours_vs_parquet"],
+            TARGET_FULL_SCAN,
+        ),
+        (
+            f"(b) >= {TARGET_PRUNED:.2f}x spark parquet",
+            ratios["b"]["ours_vs_parquet"],
+            TARGET_PRUNED,
+        ),
+        (
+            f"(d) >= {TARGET_PRUNED:.2f}x spark parquet",
+            ratios["d"]["ours_vs_parquet"],
+            TARGET_PRUNED,
+        ),
+    ]
+    checks += [
+        (
+            f"({q.name}) >= {TARGET_VS_JAVA:.1f}x java normalized",
+            ratios[q.name]["ours_vs_java_normalized"],
+            TARGET_VS_JAVA,
+        )
+        for q in qs
+    ]
+    checks.append((f"write >= {TARGET_WRITE:.1f}x spark parquet write", write_ratio, TARGET_WRITE))
+    verdicts = {}
+    for label, value, target in checks:
+        verdicts[label] = verdict(value, target)
+        print(f"  {label:<40}{fx(value):>8}  {verdicts[label]}")
+    opened = "MET" if b_only else "NOT MET"
+    verdicts["(b) opens only that partition's files"] = opened
+    print(
+        f"  {'(b) opens only that partition':<40}{fmt_count(b_files):>8}  {opened} "
+        f"(of {day_files} files in dt={DAYS[5]}, {layout.tables['ours'][0]} in the table)"
+    )
+    print()
+    if errors:
+        print("RESULT MISMATCH (every engine must return spark parquet's aggregate):")
+        for e in errors:
+            print(f"  {e}")
+    else:
+        print("results: all engines returned the same aggregates for every query")
+
+    def as_json(r: Result) -> dict[str, Any]:
+        return {
+            "median_s": r.median,
+            "cpu_s": r.cpu,
+            "runs_s": r.wall_s,
+            "files": r.files,
+            "bytes": r.bytes,
+        }
+
+    summary = {
+        "bench": "spark_read_queries",
+        "rows": rows,
+        "repeat": repeat,
+        "target_file_size": layout.target_file_size,
+        "tables": {k: {"files": n, "bytes": b} for k, (n, b) in all_tables.items()},
+        "build_s": all_build,
+        "java_compaction": java.compaction or None,
+        "java_note": java.note or None,
+        "queries": {
+            q.name: {
+                "where": q.where,
+                "columns": q.columns,
+                "aggs": q.aggs,
+                "values": results[q.name]["spark parquet"].values,
+                "engines": {e: as_json(r) for e, r in results[q.name].items()},
+                "ratios": ratios[q.name],
+            }
+            for q in qs
+        },
+        "writes": {name: as_json(w) for name, w in writes.items()},
+        "write_ratio": write_ratio,
+        "targets": verdicts,
+        "mismatches": errors,
+    }
+    print(json.dumps(no_nan(summary)))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
