@@ -47,7 +47,7 @@ def test_input_partitions_carry_versioned_bytes_not_pickled_splits(
     source = PaimonDataSource({"warehouse": warehouse, "table": "db.t", "parallelism": "4"})
     reader = source.reader(source.schema())
     partitions = reader.partitions()
-    assert len(partitions) == 4  # 4 splits of one size, 4 cores: one each
+    assert 4 <= len(partitions) <= 8  # 8 one-file splits (an append table) over 4 cores
     for p in partitions:
         assert isinstance(p.value, bytes) and p.value[:4] == b"PPdl"
         assert b"DataSplit" not in pickle.dumps(p)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -267,11 +267,15 @@ class PaimonReader(DataSourceReader):
         return rb
 
     def partitions(self) -> Sequence[InputPartition]:
-        """Splits packed into input partitions as Spark packs files (``pack_splits``), each as
-        versioned bytes (read/split_codec.py): Spark pickles the InputPartition to the
-        executors, and nothing read from the warehouse goes there as a pickle of our objects."""
+        """Splits packed into input partitions as Spark packs files (``pack_splits``); an append
+        table's splits are cut into single files first, so a small read still uses every core.
+        Each partition goes as versioned bytes (read/split_codec.py): Spark pickles the
+        InputPartition to the executors, and nothing read from the warehouse goes there as a
+        pickle of our objects."""
         table = self.ref.load()
         splits = self._builder().new_scan().plan().splits()
+        if not table.primary_keys:  # nothing to merge: any file may go to any task
+            splits = [replace(s, files=(f,)) for s in splits for f in s.files]
         open_cost = table.options.source_split_open_file_cost
         groups = pack_splits(splits, self.parallelism, open_cost)
         return [InputPartition(encode_splits(group)) for group in groups]
