@@ -8,12 +8,10 @@ Avro data files are encoded at close (row by row through fastavro: it is not a h
 from __future__ import annotations
 
 import contextlib
-import math
 from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
@@ -56,9 +54,17 @@ class FormatWriter:
             codec = "none" if compression in ("none", "uncompressed") else compression
             if codec not in _PARQUET_CODECS:
                 raise UnsupportedOptionError(f"file.compression '{compression}' for parquet")
-            self._schema = schema
-            self._codec = codec
             self._out = file_io.open_output(path)
+            self._writer = pq.ParquetWriter(
+                self._out,
+                schema,
+                compression=codec,
+                compression_level=zstd_level if codec == "zstd" else None,
+                store_decimal_as_integer=True,
+                # Java stores TIMESTAMP(7..9) as INT96 and reads precision > 6 only from it;
+                # pyarrow can only switch INT96 on for every timestamp column of the file.
+                use_deprecated_int96_timestamps=self._int96,
+            )
         elif fmt == "orc":
             codec = "uncompressed" if compression == "none" else compression
             self._out = file_io.open_output(path)
@@ -74,27 +80,12 @@ class FormatWriter:
                     "timestamps of a Parquet file with a TIMESTAMP(7..9) column (INT96, as Java "
                     "writes them)",
                 )
-            if self._writer is None:
-                self._open_parquet(dictionary_columns(table))
             self._writer.write_table(table, row_group_size=1024 * 1024)
         elif self.fmt == "orc":
             # pyarrow's ORC writer misplaces struct children of sliced arrays: write copies.
             self._writer.write(to_orc_table(table.take(pa.array(np.arange(table.num_rows)))))
         else:
             self._pending.append(table)
-
-    def _open_parquet(self, use_dictionary: list[str]) -> None:
-        self._writer = pq.ParquetWriter(
-            self._out,
-            self._schema,
-            compression=self._codec,
-            compression_level=self.zstd_level if self._codec == "zstd" else None,
-            use_dictionary=use_dictionary,
-            store_decimal_as_integer=True,
-            # Java stores TIMESTAMP(7..9) as INT96 and reads precision > 6 only from it;
-            # pyarrow can only switch INT96 on for every timestamp column of the file.
-            use_deprecated_int96_timestamps=self._int96,
-        )
 
     @property
     def bytes_written(self) -> int:
@@ -108,8 +99,6 @@ class FormatWriter:
             table = pa.concat_tables(self._pending) if self._pending else None
             assert table is not None
             return write_avro_file(self.file_io, self.path, table, self.fields, self.compression)
-        if self._writer is None:  # no rows: a file with the schema only
-            self._open_parquet([])
         self._writer.close()
         assert self._out is not None
         size = int(self._out.tell())  # the footer is in: what the stream took is the file
@@ -126,37 +115,6 @@ class FormatWriter:
                     self._writer.close()
         finally:
             self.file_io.delete_quietly(self.path)
-
-
-_DICTIONARY_SAMPLE_ROWS = 65_536
-
-
-def dictionary_columns(table: pa.Table) -> list[str]:
-    """The top-level columns worth dictionary encoding, judged on the file's first chunk as
-    Java's Parquet writer judges a column chunk (parquet-mr falls back to plain encoding when
-    dictionary plus indexes would not be smaller than the plain values; pyarrow never does, so
-    unique keys, random doubles and hashes would be stored larger and read slower). Columns
-    of nested or boolean type, which have no dictionary here, are left out."""
-    sample = table.slice(0, _DICTIONARY_SAMPLE_ROWS)
-    n = sample.num_rows
-    chosen: list[str] = []
-    for name, column in zip(sample.column_names, sample.columns, strict=True):
-        t = column.type
-        if n == 0 or pa.types.is_nested(t) or pa.types.is_boolean(t) or pa.types.is_null(t):
-            continue
-        valid = n - column.null_count
-        if valid == 0:
-            chosen.append(name)
-            continue
-        distinct = pc.count_distinct(column).as_py()
-        try:
-            width = max(1.0, t.bit_width / 8)
-        except ValueError:  # variable width: values + offsets, about plain's value + length
-            width = column.nbytes / valid
-        index_bytes = valid * max(1, math.ceil(math.log2(distinct + 1))) / 8
-        if distinct * width + index_bytes < valid * width:
-            chosen.append(name)
-    return chosen
 
 
 def _has_nanosecond_timestamp(schema: pa.Schema) -> bool:
