@@ -130,15 +130,14 @@ class PaimonDataSource(DataSource):
         table = ref.load()
         allowed = self._columns(table)
         if allowed is not None:
-            outside = [
-                n for n in schema.fieldNames() if n.lower() not in {a.lower() for a in allowed}
-            ]
+            kept = {a.lower() for a in allowed}
+            outside = [n for n in schema.fieldNames() if n.lower() not in kept]
             if outside:
                 raise SchemaMismatchError(
                     f"Table '{self.identifier}': the read schema names fields {outside} that "
                     f"option 'columns' leaves out (columns: {allowed})."
                 )
-        return PaimonReader(ref, schema, self.opts.get(FILTER), self._parallelism())
+        return PaimonReader(ref, table, schema, self.opts.get(FILTER), self._parallelism())
 
     def _parallelism(self) -> int:
         text = self.opts.get(PARALLELISM)
@@ -249,18 +248,20 @@ class PaimonReader(DataSourceReader):
     def __init__(
         self,
         ref: TableRef,
+        table: FileStoreTable,
         schema: StructType,
         filter: str | None = None,
         parallelism: int = DEFAULT_PARALLELISM,
     ) -> None:
+        """``table``: ``ref`` as the driver loaded it, for the projection only; the reader
+        goes to the executors as ``ref`` and loads the table there."""
         self.ref = ref
         self.filter = filter if filter is not None and filter.strip() else None
         self.parallelism = parallelism
         self.arrow_schema = spark_arrow_schema(schema)
-        self.projection = _projection(ref.load().field_names, schema.fieldNames(), ref.identifier)
+        self.projection = _projection(table.field_names, schema.fieldNames(), ref.identifier)
 
-    def _builder(self) -> ReadBuilder:
-        table = self.ref.load()
+    def _builder(self, table: FileStoreTable) -> ReadBuilder:
         rb = table.new_read_builder()
         if self.filter is not None:
             rb = rb.with_filter(parse_predicate(self.filter, table.fields, self.ref.identifier))
@@ -273,7 +274,7 @@ class PaimonReader(DataSourceReader):
         InputPartition to the executors, and nothing read from the warehouse goes there as a
         pickle of our objects."""
         table = self.ref.load()
-        splits = self._builder().new_scan().plan().splits()
+        splits = self._builder(table).new_scan().plan().splits()
         if not table.primary_keys:  # nothing to merge: any file may go to any task
             splits = [replace(s, files=(f,)) for s in splits for f in s.files]
         open_cost = table.options.source_split_open_file_cost
@@ -283,7 +284,7 @@ class PaimonReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:  # Spark reads one empty partition when we plan none
             return
-        rb = self._builder().with_projection(self.projection)
+        rb = self._builder(self.ref.load()).with_projection(self.projection)
         splits = decode_splits(partition.value, rb.store.partition_types)
         reader = rb.new_read().to_arrow_batch_reader(splits)
         target = self.arrow_schema
