@@ -146,6 +146,35 @@ class StoreError(PaimonError, OSError):
     path."""
 
 
+class SchemaChangeError(SchemaError):
+    """An ``ALTER TABLE`` change Java's SchemaManager refuses too (an immutable option such as
+    ``primary-key`` or ``merge-engine``, a bucket change it does not allow); the message names
+    the table, the option and the value."""
+
+
+class UnsupportedOperationError(PaimonError):
+    """A row-level operation the table cannot do as Java's connector does it (``UPDATE`` of a
+    primary-key or partition column, ``DELETE`` under a merge engine that cannot retract); the
+    message names the table and the reason."""
+
+
+class SqlError(PaimonError):
+    """A SQL statement of the SQL door that cannot run; nothing of it is committed."""
+
+
+class SqlSyntaxError(SqlError):
+    """SQL the parser cannot read; the message shows the parser's line and column."""
+
+    def __init__(self, message: str, line: int | None = None, col: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.col = col
+
+
+class UnsupportedStatementError(SqlError):
+    """A statement kind (or clause) the SQL door does not run; the message names it."""
+
+
 def describe(value: object) -> str:
     """What a call got, for an :class:`InvalidArgumentError` message: the type, and a short
     repr for built-in values (a DataFrame's repr is a whole table)."""

@@ -3,20 +3,32 @@
 ``register(spark)`` makes ``format("paimon")`` (and the clash-free ``format("paimon_pyspark")``)
 available on a session; importing this package registers them on the active session, if any.
 ``write(df, warehouse, "db.t")`` writes with the right shuffle for every bucket mode;
-``read(spark, warehouse, "db.t", where=..., columns=...)`` reads only the rows and columns asked.
+``read(spark, warehouse, "db.t", where=..., columns=...)`` reads only the rows and columns asked;
+``sql(spark, "...", warehouse=...)`` runs Paimon's SQL statements (docs/sql.md).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from pyspark.sql import SparkSession
 
 from paimon_pyspark.spark.datasource import PaimonDataSource, PaimonPySparkDataSource
 from paimon_pyspark.spark.read import read
+from paimon_pyspark.spark.sql import set_warehouse, sql
 from paimon_pyspark.spark.write import MAX_BYTES_PER_BATCH, write
 
 
-def register(spark: SparkSession | None = None, *, lift_arrow_byte_limit: bool = True) -> None:
-    """Register the sources on ``spark`` (or the active session).
+def register(
+    spark: SparkSession | None = None,
+    *,
+    lift_arrow_byte_limit: bool = True,
+    warehouse: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> None:
+    """Register the sources on ``spark`` (or the active session); with ``warehouse`` (and its
+    filesystem ``options``), make it the default warehouse of ``sql(spark, ...)``.
 
     Spark checks the size of every row it packs into an Arrow batch for a Python writer, which
     halves the speed of ``df.write.format("paimon")``; a Python data source cannot change that
@@ -31,9 +43,11 @@ def register(spark: SparkSession | None = None, *, lift_arrow_byte_limit: bool =
     session.dataSource.register(PaimonPySparkDataSource)
     if lift_arrow_byte_limit and session.conf.get(MAX_BYTES_PER_BATCH, None) is None:
         session.conf.set(MAX_BYTES_PER_BATCH, str(2**31 - 1))
+    if warehouse is not None:
+        set_warehouse(session, warehouse, options)
 
 
 if SparkSession.getActiveSession() is not None:
     register()
 
-__all__ = ["PaimonDataSource", "PaimonPySparkDataSource", "read", "register", "write"]
+__all__ = ["PaimonDataSource", "PaimonPySparkDataSource", "read", "register", "sql", "write"]

@@ -1,0 +1,655 @@
+"""``paimon_pyspark.spark.sql``: Paimon's SQL statements, in Spark's or Flink's spelling, run
+on a SparkSession against the tables of a warehouse.
+
+A Python data source cannot be a Spark catalog, so the statement is read here
+(sql/statements.py) and each kind is run by what already does it: catalog statements by the
+filesystem catalog, INSERT by ``spark.write`` (one snapshot, Java's shuffle), DELETE and UPDATE
+by spark/dml.py, CALL by the Spark-job procedures. A query is run by Spark: every table
+reference that names a Paimon table is bound, for this statement only, to a fresh relation of
+our data source under a temporary view that is dropped once Spark has analysed the query, so
+no query sees a table it did not name and no later query reuses its reader. When a query reads
+one Paimon table, the columns it uses and the conjuncts of its WHERE that translate exactly
+become the relation's ``columns`` and ``filter`` options, so partitions, files and columns are
+pruned without the user doing anything.
+"""
+
+from __future__ import annotations
+
+import uuid
+import weakref
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    BooleanType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
+from sqlglot import exp
+
+from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory, FileSystemCatalog
+from paimon_pyspark.errors import (
+    CatalogError,
+    DatabaseNotExistError,
+    InvalidArgumentError,
+    PaimonError,
+    PredicateError,
+    SqlError,
+    TableAlreadyExistError,
+    TableNotExistError,
+    UnsupportedStatementError,
+    describe,
+)
+from paimon_pyspark.fs.options import fs_options
+from paimon_pyspark.procedures import calls
+from paimon_pyspark.read.sql_predicate import parse_predicate
+from paimon_pyspark.schema import Schema
+from paimon_pyspark.spark import procedures as spark_procedures
+from paimon_pyspark.spark.datasource import COLUMNS, FILTER, PARALLELISM, PaimonPySparkDataSource
+from paimon_pyspark.spark.schema import spark_schema
+from paimon_pyspark.spark.write import write
+from paimon_pyspark.sql.dialect import table_hint, to_sql
+from paimon_pyspark.sql.statements import (
+    CATALOG,
+    AlterTableOptions,
+    Call,
+    CreateDatabase,
+    CreateTable,
+    Delete,
+    DropDatabase,
+    DropTable,
+    Insert,
+    Query,
+    SetOption,
+    ShowDatabases,
+    ShowTables,
+    Statement,
+    TableName,
+    Update,
+    Use,
+    parse_statement,
+)
+from paimon_pyspark.table.file_store_table import FileStoreTable
+from paimon_pyspark.types.arrow import assign_field_ids
+from paimon_pyspark.types.data_types import DataField
+
+DEFAULT_DATABASE = "default"
+"""The current database until ``USE``; created when a table is first created in it, as
+Paimon's Flink catalog keeps one."""
+
+VIEW_PREFIX = "__paimon_pyspark_"
+
+
+@dataclass
+class SqlContext:
+    """What a session's statements share: the warehouse, its filesystem options, and the
+    database ``USE`` chose."""
+
+    warehouse: str | None = None
+    options: dict[str, str] = field(default_factory=dict)
+    database: str = DEFAULT_DATABASE
+
+
+_CONTEXTS: weakref.WeakKeyDictionary[SparkSession, SqlContext] = weakref.WeakKeyDictionary()
+
+
+def context(spark: SparkSession) -> SqlContext:
+    """The SQL state of ``spark`` (created empty on first use)."""
+    found = _CONTEXTS.get(spark)
+    if found is None:
+        found = _CONTEXTS[spark] = SqlContext()
+    return found
+
+
+def set_warehouse(
+    spark: SparkSession, warehouse: str, options: Mapping[str, Any] | None = None
+) -> None:
+    """Make ``warehouse`` (with filesystem ``options``) the default of ``spark``'s statements."""
+    if not isinstance(warehouse, str) or not warehouse:
+        raise InvalidArgumentError(
+            f"register(warehouse=...) takes a warehouse path or URI, got {describe(warehouse)}."
+        )
+    ctx = context(spark)
+    ctx.warehouse = warehouse
+    ctx.options = {str(k): str(v) for k, v in (options or {}).items()}
+
+
+def sql(
+    spark: SparkSession,
+    statement: str,
+    warehouse: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> DataFrame:
+    """Run one SQL ``statement`` against the Paimon tables of ``warehouse`` (default: the one
+    given to ``register(spark, warehouse=...)``); returns the query's rows, or a command's
+    result rows (``CALL``: the columns Java's procedure returns; DDL and DML: none).
+
+    ``options`` are filesystem options of the warehouse (``s3.endpoint``, ...). Statements,
+    in Spark's or Flink's spelling: ``CREATE/DROP DATABASE``, ``SHOW DATABASES/TABLES``,
+    ``USE``, ``CREATE TABLE [AS SELECT]``, ``DROP TABLE``, ``ALTER TABLE SET/UNSET
+    TBLPROPERTIES``, ``INSERT INTO/OVERWRITE [PARTITION (...)]`` with ``/*+ OPTIONS(...) */``
+    hints, ``DELETE``, ``UPDATE``, ``CALL sys.*``, ``SET``, and queries (``VERSION AS OF n``)
+    mixing Paimon tables with Spark's own. See docs/sql.md.
+    """
+    if not isinstance(statement, str):
+        raise InvalidArgumentError(
+            f"paimon_pyspark.spark.sql(statement=...) takes SQL text, got {describe(statement)}."
+        )
+    ctx = context(spark)
+    where = warehouse or ctx.warehouse
+    if not where:
+        raise CatalogError(
+            "No warehouse for SQL: pass warehouse=... or call "
+            "paimon_pyspark.spark.register(spark, warehouse=...) first."
+        )
+    store = {**ctx.options, **{str(k): str(v) for k, v in (options or {}).items()}}
+    runner = _Runner(spark, ctx, where, store)
+    return runner.run(parse_statement(statement))
+
+
+_EMPTY = StructType([])
+
+
+class _Runner:
+    def __init__(
+        self, spark: SparkSession, ctx: SqlContext, warehouse: str, options: dict[str, str]
+    ) -> None:
+        self.spark = spark
+        self.ctx = ctx
+        self.warehouse = warehouse
+        self.options = fs_options(options)
+        self.catalog: FileSystemCatalog = CatalogFactory.create(
+            {**self.options, "warehouse": warehouse}
+        )
+
+    def run(self, stmt: Statement) -> DataFrame:
+        handler = _HANDLERS.get(type(stmt))
+        if handler is None:  # pragma: no cover - every Statement kind has a handler
+            raise UnsupportedStatementError(f"{type(stmt).__name__} is not supported.")
+        return handler(self, stmt)
+
+    def empty(self) -> DataFrame:
+        return self.spark.createDataFrame([], _EMPTY)
+
+    def rows(self, schema: StructType, rows: list[tuple[Any, ...]]) -> DataFrame:
+        return self.spark.createDataFrame(rows, schema)
+
+    # names -------------------------------------------------------------------------------
+
+    def identifier(self, name: TableName) -> str:
+        if name.catalog is not None and name.catalog.lower() != CATALOG:
+            raise SqlError(
+                f"Table {name}: catalog '{name.catalog}' is not Paimon's; the SQL door's "
+                f"catalog is '{CATALOG}'."
+            )
+        return f"{name.database or self.ctx.database}.{name.table}"
+
+    def ensure_database(self, database: str) -> None:
+        if database == DEFAULT_DATABASE:
+            self.catalog.create_database(database, ignore_if_exists=True)
+
+    # catalog statements ------------------------------------------------------------------
+
+    def create_database(self, stmt: CreateDatabase) -> DataFrame:
+        self.catalog.create_database(stmt.name, ignore_if_exists=stmt.if_not_exists)
+        return self.empty()
+
+    def drop_database(self, stmt: DropDatabase) -> DataFrame:
+        self.catalog.drop_database(
+            stmt.name, ignore_if_not_exists=stmt.if_exists, cascade=stmt.cascade
+        )
+        if self.ctx.database == stmt.name:
+            self.ctx.database = DEFAULT_DATABASE
+        return self.empty()
+
+    def show_databases(self, stmt: ShowDatabases) -> DataFrame:
+        schema = StructType([StructField("namespace", StringType(), False)])
+        return self.rows(schema, [(d,) for d in sorted(self.catalog.list_databases())])
+
+    def show_tables(self, stmt: ShowTables) -> DataFrame:
+        database = stmt.database or self.ctx.database
+        try:
+            names = self.catalog.list_tables(database)
+        except DatabaseNotExistError:
+            if database != DEFAULT_DATABASE:
+                raise
+            names = []
+        schema = StructType(
+            [
+                StructField("namespace", StringType(), False),
+                StructField("tableName", StringType(), False),
+                StructField("isTemporary", BooleanType(), False),
+            ]
+        )
+        return self.rows(schema, [(database, n, False) for n in sorted(names)])
+
+    def use(self, stmt: Use) -> DataFrame:
+        if stmt.database != DEFAULT_DATABASE:
+            self.catalog.get_database(stmt.database)
+        self.ctx.database = stmt.database
+        return self.empty()
+
+    def create_table(self, stmt: CreateTable) -> DataFrame:
+        identifier = self.identifier(stmt.name)
+        exists = self._exists(identifier)
+        if exists and stmt.if_not_exists:
+            return self.empty()
+        if exists:
+            raise TableAlreadyExistError(identifier)
+        self.ensure_database(identifier.split(".", 1)[0])
+        if stmt.query is None:
+            fields, _ = assign_field_ids([(c.name, c.type) for c in stmt.columns])
+            fields = [
+                DataField(f.id, f.name, f.type, c.comment)
+                for f, c in zip(fields, stmt.columns, strict=True)
+            ]
+            schema = Schema(
+                fields=fields,
+                partition_keys=stmt.partition_keys,
+                primary_keys=stmt.primary_keys,
+                options=stmt.options,
+                comment=stmt.comment,
+            )
+            self.catalog.create_table(identifier, schema)
+            return self.empty()
+        data = self.query(stmt.query, to_sql(stmt.query))
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        schema = Schema.from_pyarrow_schema(
+            to_arrow_schema(data.schema),
+            partition_keys=stmt.partition_keys,
+            primary_keys=stmt.primary_keys,
+            options=stmt.options,
+            comment=stmt.comment,
+        )
+        self.catalog.create_table(identifier, schema)
+        try:
+            write(data, self.warehouse, identifier, "append", self.options)
+        except BaseException:
+            self.catalog.drop_table(identifier, ignore_if_not_exists=True)
+            raise
+        return self.empty()
+
+    def _exists(self, identifier: str) -> bool:
+        try:
+            self.catalog.get_table(identifier)
+        except (TableNotExistError, DatabaseNotExistError):
+            return False
+        return True
+
+    def drop_table(self, stmt: DropTable) -> DataFrame:
+        self.catalog.drop_table(self.identifier(stmt.name), ignore_if_not_exists=stmt.if_exists)
+        return self.empty()
+
+    def alter_table(self, stmt: AlterTableOptions) -> DataFrame:
+        from paimon_pyspark.store.schema_change import SchemaChange
+
+        changes = [SchemaChange.set_option(k, v) for k, v in stmt.set.items()]
+        changes += [SchemaChange.remove_option(k) for k in stmt.unset]
+        self.catalog.alter_table(
+            self.identifier(stmt.name), changes, ignore_if_not_exists=stmt.if_exists
+        )
+        return self.empty()
+
+    def set_option(self, stmt: SetOption) -> DataFrame:
+        key, value = stmt.key, stmt.value
+        if key == "execution.runtime-mode":
+            if (value or "").lower() != "batch":
+                raise UnsupportedStatementError(
+                    f"SET 'execution.runtime-mode' = '{value}': the SQL door runs batch "
+                    "statements only."
+                )
+            return self.empty()
+        if key is not None and key.startswith("spark.") and value is not None:
+            self.spark.conf.set(key, value)
+            return self.empty()
+        raise UnsupportedStatementError(
+            f"SET {key!r}: the SQL door sets 'execution.runtime-mode' (batch) and Spark's "
+            "'spark.*' settings only; table options go in /*+ OPTIONS(...) */ hints or "
+            "ALTER TABLE ... SET TBLPROPERTIES."
+        )
+
+    # data --------------------------------------------------------------------------------
+
+    def insert(self, stmt: Insert) -> DataFrame:
+        identifier = self.identifier(stmt.name)
+        table = self.catalog.get_table(identifier)
+        fields = table.fields
+        by_lower = {f.name.lower(): f.name for f in fields}
+
+        def resolve(name: str, what: str) -> str:
+            found = by_lower.get(name.lower())
+            if found is None:
+                raise SqlError(
+                    f"Table '{identifier}': {what} names column '{name}', which the table does "
+                    f"not have (columns: {', '.join(f.name for f in fields)})."
+                )
+            return found
+
+        static = {resolve(k, "PARTITION (...)"): v for k, v in stmt.static_partition.items()}
+        for key in static:
+            if key not in table.partition_keys:
+                raise SqlError(
+                    f"Table '{identifier}': PARTITION ({key} = ...) names a column that is not a "
+                    f"partition key (partition keys: {', '.join(table.partition_keys) or 'none'})."
+                )
+        if stmt.columns is not None:
+            targets = [resolve(c, "the INSERT column list") for c in stmt.columns]
+            if len(set(targets)) != len(targets):
+                raise SqlError(f"Table '{identifier}': the INSERT column list repeats a column.")
+        else:
+            targets = [f.name for f in fields if f.name not in static]
+        data = self.query(stmt.query, to_sql(stmt.query))
+        if len(data.columns) != len(targets):
+            raise SqlError(
+                f"Table '{identifier}': the INSERT gives {len(data.columns)} column(s) but "
+                f"{len(targets)} are expected ({', '.join(targets)})."
+            )
+        types = {f.name: f.dataType for f in spark_schema(table).fields}
+        given = dict(zip(targets, data.columns, strict=True))
+        columns = []
+        for f in fields:
+            if f.name in static:
+                value = F.lit(static[f.name])
+            elif f.name in given:
+                value = F.col(f"`{given[f.name]}`")
+            else:
+                value = F.lit(None)
+            columns.append(value.cast(types[f.name]).alias(f.name))
+        shaped = data.select(*columns)
+        opts: dict[str, Any] = {**self.options, **stmt.hints}
+        mode = "append"
+        if stmt.overwrite:
+            mode = "overwrite"
+            if static:
+                opts["overwrite-partition"] = {k: str(v) for k, v in static.items()}
+            elif not self._dynamic_overwrite(stmt):
+                opts["dynamic-partition-overwrite"] = "false"
+        write(shaped, self.warehouse, identifier, mode, opts)
+        return self.empty()
+
+    def _dynamic_overwrite(self, stmt: Insert) -> bool:
+        """INSERT OVERWRITE without a static partition replaces the whole table, as Spark's
+        default ``partitionOverwriteMode=static`` does; only the partitions written with
+        ``dynamic`` (Spark's setting, or the ``dynamic-partition-overwrite`` hint)."""
+        hinted = stmt.hints.get("dynamic-partition-overwrite")
+        if hinted is not None:
+            return hinted.lower() == "true"
+        mode = self.spark.conf.get("spark.sql.sources.partitionOverwriteMode", "static")
+        return (mode or "static").lower() == "dynamic"
+
+    def delete(self, stmt: Delete) -> DataFrame:
+        from paimon_pyspark.spark import dml
+
+        dml.delete(
+            self.spark, self.warehouse, self.identifier(stmt.name), stmt.condition, self.options
+        )
+        return self.empty()
+
+    def update(self, stmt: Update) -> DataFrame:
+        from paimon_pyspark.spark import dml
+
+        dml.update(
+            self.spark,
+            self.warehouse,
+            self.identifier(stmt.name),
+            stmt.assignments,
+            stmt.condition,
+            self.options,
+        )
+        return self.empty()
+
+    def call(self, stmt: Call) -> DataFrame:
+        spec = _PROCEDURES.get(stmt.procedure.lower())
+        if spec is None:
+            raise UnsupportedStatementError(
+                f"CALL sys.{stmt.procedure}: no such procedure here (there are "
+                f"{', '.join('sys.' + p for p in sorted(_PROCEDURES))})."
+            )
+        kwargs = spec.bind(stmt)
+        table = kwargs.get("table")
+        if isinstance(table, str) and table.strip() and "." not in table:
+            kwargs["table"] = f"{self.ctx.database}.{table.strip()}"
+        result = spec.run(self, kwargs)
+        return self.rows(spec.output, [result])
+
+    # queries -----------------------------------------------------------------------------
+
+    def query_statement(self, stmt: Query) -> DataFrame:
+        return self.query(stmt.tree, stmt.text)
+
+    def query(self, tree: exp.Expr, text: str) -> DataFrame:
+        """``tree`` run by Spark, its Paimon table references bound for this query only."""
+        tree = tree.copy()
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        refs = [t for t in tree.find_all(exp.Table) if self._is_ours(t, ctes)]
+        single = len(refs) == 1 and sum(1 for _ in tree.find_all(exp.Table)) == 1
+        views: list[str] = []
+        try:
+            for node in refs:
+                view = f"{VIEW_PREFIX}{uuid.uuid4().hex}"
+                self._relation(node, text, tree if single else None).createOrReplaceTempView(view)
+                views.append(view)
+                alias = node.args.get("alias")
+                bound = exp.Table(this=exp.to_identifier(view))
+                bound.set("alias", alias or exp.TableAlias(this=exp.to_identifier(node.name)))
+                node.replace(bound)
+            return self.spark.sql(to_sql(tree))
+        finally:
+            for view in views:
+                self.spark.catalog.dropTempView(view)
+
+    def _is_ours(self, node: exp.Table, ctes: set[str]) -> bool:
+        if not isinstance(node.this, exp.Identifier):
+            return False
+        catalog = node.catalog
+        if catalog:
+            if catalog.lower() != CATALOG:
+                return False
+            identifier = f"{node.db or self.ctx.database}.{node.name}"
+            self.catalog.get_table(identifier)  # a missing table raises here, named
+            return True
+        if not node.db and node.name.lower() in ctes:
+            return False
+        return self._exists(f"{node.db or self.ctx.database}.{node.name}")
+
+    def _relation(self, node: exp.Table, text: str, single: exp.Expr | None) -> DataFrame:
+        identifier = f"{node.db or self.ctx.database}.{node.name}"
+        opts: dict[str, str] = {**self.options, "warehouse": self.warehouse, "table": identifier}
+        hint = table_hint(text, node)
+        if hint is not None:
+            opts.update(hint.options)
+        version = node.args.get("version")
+        if version is not None:
+            opts["snapshot-id"] = _snapshot_id(version, identifier)
+        if single is not None:
+            table = self.catalog.get_table(identifier)
+            columns = _used_columns(single, table)
+            if columns is not None:
+                opts[COLUMNS] = ",".join(columns)
+            condition = _pushable_filter(single, table)
+            if condition is not None:
+                opts[FILTER] = condition
+        opts.setdefault(PARALLELISM, str(self.spark.sparkContext.defaultParallelism))
+        PaimonPySparkDataSource(opts).schema()  # typed errors here, not Spark's around them
+        self.spark.dataSource.register(PaimonPySparkDataSource)
+        return self.spark.read.format(PaimonPySparkDataSource.name()).options(**opts).load()
+
+
+def _snapshot_id(version: exp.Expr, identifier: str) -> str:
+    kind = str(version.this).upper()
+    value = version.expression
+    if kind != "VERSION":
+        raise UnsupportedStatementError(
+            f"Table '{identifier}': {kind} AS OF is not supported; use VERSION AS OF <snapshot id>."
+        )
+    if isinstance(value, exp.Literal) and not value.is_string and str(value.this).isdigit():
+        return str(int(value.this))
+    if isinstance(value, exp.Literal) and value.is_string and str(value.this).isdigit():
+        return str(int(value.this))
+    raise UnsupportedStatementError(
+        f"Table '{identifier}': VERSION AS OF {value.sql()} is not a snapshot id; tags come later."
+    )
+
+
+def _used_columns(tree: exp.Expr, table: FileStoreTable) -> list[str] | None:
+    """The table columns a one-table query uses, or None if it may use all (``*``)."""
+    if any(isinstance(s, exp.Star) for s in tree.find_all(exp.Star)):
+        return None
+    by_lower = {f.name.lower(): f.name for f in table.fields}
+    used: list[str] = []
+    for column in tree.find_all(exp.Column):
+        if isinstance(column.this, exp.Star):
+            return None
+        name = by_lower.get(column.name.lower())
+        if name is not None and name not in used:
+            used.append(name)
+    if not used:
+        return [table.fields[0].name]
+    return [f.name for f in table.fields if f.name in used]
+
+
+def _conjuncts(node: exp.Expr) -> Iterator[exp.Expr]:
+    if isinstance(node, exp.And):
+        yield from _conjuncts(node.this)
+        yield from _conjuncts(node.expression)
+    elif isinstance(node, exp.Paren):
+        yield from _conjuncts(node.this)
+    else:
+        yield node
+
+
+def _pushable_filter(tree: exp.Expr, table: FileStoreTable) -> str | None:
+    """The conjuncts of a one-table SELECT's WHERE that translate exactly into a Predicate
+    (read/sql_predicate.py), as one filter; Spark still applies the whole WHERE."""
+    if not isinstance(tree, exp.Select):
+        return None
+    where = tree.args.get("where")
+    if where is None:
+        return None
+    kept: list[str] = []
+    for conjunct in _conjuncts(where.this):
+        if conjunct.find(exp.Subquery, exp.Select, exp.AggFunc, exp.Window) is not None:
+            continue
+        text = to_sql(conjunct)
+        try:
+            parse_predicate(text, table.fields, table.name)
+        except PredicateError:
+            continue
+        kept.append(f"({text})")
+    return " AND ".join(kept) if kept else None
+
+
+@dataclass(frozen=True)
+class _Procedure:
+    """A ``CALL sys.<name>``: its arguments in Java's names and order (Flink's procedure's
+    order, as the package's procedures take them), how it runs, and Java's result columns."""
+
+    params: tuple[str, ...]
+    output: StructType
+    run: Callable[[_Runner, dict[str, Any]], tuple[Any, ...]]
+
+    def bind(self, stmt: Call) -> dict[str, Any]:
+        name = f"CALL sys.{stmt.procedure}"
+        if len(stmt.args) > len(self.params):
+            raise SqlError(
+                f"{name} takes at most {len(self.params)} arguments "
+                f"({', '.join(self.params)}), got {len(stmt.args)}."
+            )
+        bound = dict(zip(self.params, stmt.args, strict=False))
+        for key, value in stmt.kwargs.items():
+            key = key.lower()
+            if key not in self.params:
+                raise SqlError(
+                    f"{name} has no argument '{key}' (its arguments: {', '.join(self.params)})."
+                )
+            if key in bound:
+                raise SqlError(f"{name}: argument '{key}' is given twice.")
+            bound[key] = value
+        # an empty string means "not given", as in Java
+        bound = {k: v for k, v in bound.items() if not (isinstance(v, str) and not v.strip())}
+        if "table" not in bound:
+            raise SqlError(f"{name} needs the argument 'table'.")
+        return bound
+
+
+def _compact(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    spark_procedures.compact(runner.spark, runner.catalog, **kwargs)
+    return (True,)
+
+
+def _rescale(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    bucket_num = kwargs.get("bucket_num")
+    if isinstance(bucket_num, str):
+        bucket_num = int(bucket_num) if bucket_num.strip() else None
+    spark_procedures.rescale(runner.spark, runner.catalog, **{**kwargs, "bucket_num": bucket_num})
+    return (True,)
+
+
+def _expire(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    return (calls.expire_snapshots(runner.catalog, **kwargs),)
+
+
+def _orphans(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    result = spark_procedures.remove_orphan_files(runner.spark, runner.catalog, **kwargs)
+    return (result.deleted_file_count, result.deleted_file_total_len_in_bytes)
+
+
+_RESULT = StructType([StructField("result", BooleanType(), True)])
+_PROCEDURES = {
+    "compact": _Procedure(
+        (
+            "table",
+            "partitions",
+            "order_strategy",
+            "order_by",
+            "options",
+            "where",
+            "partition_idle_time",
+            "compact_strategy",
+        ),
+        _RESULT,
+        _compact,
+    ),
+    "rescale": _Procedure(("table", "bucket_num", "partition"), _RESULT, _rescale),
+    "expire_snapshots": _Procedure(
+        ("table", "retain_max", "retain_min", "older_than", "max_deletes", "options"),
+        StructType([StructField("deleted_snapshots_count", IntegerType(), False)]),
+        _expire,
+    ),
+    "remove_orphan_files": _Procedure(
+        ("table", "older_than", "dry_run", "parallelism", "mode"),
+        StructType(
+            [
+                StructField("deletedFileCount", LongType(), True),
+                StructField("deletedFileTotalLenInBytes", LongType(), True),
+            ]
+        ),
+        _orphans,
+    ),
+}
+
+_HANDLERS: dict[type[Any], Callable[[_Runner, Any], DataFrame]] = {
+    CreateDatabase: _Runner.create_database,
+    DropDatabase: _Runner.drop_database,
+    ShowDatabases: _Runner.show_databases,
+    ShowTables: _Runner.show_tables,
+    Use: _Runner.use,
+    CreateTable: _Runner.create_table,
+    DropTable: _Runner.drop_table,
+    AlterTableOptions: _Runner.alter_table,
+    SetOption: _Runner.set_option,
+    Insert: _Runner.insert,
+    Delete: _Runner.delete,
+    Update: _Runner.update,
+    Call: _Runner.call,
+    Query: _Runner.query_statement,
+}
+
+__all__ = ["PaimonError", "context", "set_warehouse", "sql"]

@@ -1,0 +1,609 @@
+"""SQL statements as typed values: what each statement asks, with nothing run yet.
+
+``parse_statement`` reads one statement with the package's dialect (sql/dialect.py) and
+returns one of the dataclasses below; queries keep sqlglot's tree, since Spark runs them.
+A statement kind the door does not run raises UnsupportedStatementError naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sqlglot import Token, TokenType, exp
+
+from paimon_pyspark.errors import SqlSyntaxError, UnsupportedStatementError
+from paimon_pyspark.sql.dialect import parse_expression, parse_one, table_hint, to_sql, tokenize
+from paimon_pyspark.sql.types import paimon_type
+from paimon_pyspark.types.data_types import DataType
+
+CATALOG = "paimon"
+
+
+@dataclass(frozen=True)
+class TableName:
+    """A table as a statement names it: ``t``, ``db.t`` or ``paimon.db.t``."""
+
+    table: str
+    database: str | None = None
+    catalog: str | None = None
+
+    @staticmethod
+    def of(node: exp.Table) -> TableName:
+        if not node.name:
+            raise SqlSyntaxError(f"Expected a table name, got {node.sql()!r}.")
+        return TableName(node.name, node.db or None, node.catalog or None)
+
+    def __str__(self) -> str:
+        return ".".join(p for p in (self.catalog, self.database, self.table) if p)
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: DataType
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class CreateDatabase:
+    name: str
+    if_not_exists: bool
+
+
+@dataclass(frozen=True)
+class DropDatabase:
+    name: str
+    if_exists: bool
+    cascade: bool
+
+
+@dataclass(frozen=True)
+class ShowDatabases:
+    pass
+
+
+@dataclass(frozen=True)
+class ShowTables:
+    database: str | None
+
+
+@dataclass(frozen=True)
+class Use:
+    database: str
+
+
+@dataclass(frozen=True)
+class CreateTable:
+    name: TableName
+    columns: list[Column]
+    primary_keys: list[str]
+    partition_keys: list[str]
+    options: dict[str, str]
+    comment: str | None
+    if_not_exists: bool
+    query: exp.Expr | None = None
+
+
+@dataclass(frozen=True)
+class DropTable:
+    name: TableName
+    if_exists: bool
+
+
+@dataclass(frozen=True)
+class AlterTableOptions:
+    name: TableName
+    set: dict[str, str]
+    unset: list[str]
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class Insert:
+    name: TableName
+    query: exp.Expr
+    overwrite: bool = False
+    columns: list[str] | None = None
+    static_partition: dict[str, Any] = field(default_factory=dict)
+    partition_columns: list[str] = field(default_factory=list)
+    hints: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Delete:
+    name: TableName
+    condition: str | None
+
+
+@dataclass(frozen=True)
+class Update:
+    name: TableName
+    assignments: dict[str, str]
+    condition: str | None
+
+
+@dataclass(frozen=True)
+class Call:
+    procedure: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Query:
+    tree: exp.Expr
+    text: str
+
+
+@dataclass(frozen=True)
+class SetOption:
+    key: str | None
+    value: str | None
+
+
+Statement = (
+    CreateDatabase
+    | DropDatabase
+    | ShowDatabases
+    | ShowTables
+    | Use
+    | CreateTable
+    | DropTable
+    | AlterTableOptions
+    | Insert
+    | Delete
+    | Update
+    | Call
+    | Query
+    | SetOption
+)
+
+
+def _unsupported(what: str, text: str) -> UnsupportedStatementError:
+    flat = " ".join(text.split())
+    return UnsupportedStatementError(
+        f"{what} is not supported by paimon_pyspark's SQL door: {flat[:200]}"
+    )
+
+
+def _literal(node: exp.Expr, where: str) -> Any:
+    """A literal's Python value (string, number, boolean or None)."""
+    if isinstance(node, exp.Paren):
+        return _literal(node.this, where)
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return str(node.this)
+        text = str(node.this)
+        try:
+            return int(text)
+        except ValueError:
+            return float(text)
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.Neg):
+        value = _literal(node.this, where)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value
+    raise SqlSyntaxError(f"{where} takes a literal value, got {node.sql()}.")
+
+
+def _property_options(props: exp.Properties | None) -> tuple[dict[str, str], str | None, list[str]]:
+    """(table options, comment, partition keys) of a CREATE TABLE's properties."""
+    options: dict[str, str] = {}
+    comment: str | None = None
+    partitions: list[str] = []
+    for prop in props.expressions if props else []:
+        if isinstance(prop, exp.SchemaCommentProperty):
+            comment = str(_literal(prop.this, "COMMENT"))
+        elif isinstance(prop, exp.PartitionedByProperty):
+            schema = prop.this
+            for col in schema.expressions if isinstance(schema, exp.Schema) else [schema]:
+                if isinstance(col, exp.ColumnDef):
+                    raise _unsupported("Declaring a column in PARTITIONED BY", col.sql())
+                partitions.append(col.name)
+        elif isinstance(prop, exp.FileFormatProperty):
+            using = prop.name.lower()
+            if using != "paimon":
+                raise _unsupported(f"CREATE TABLE ... USING {prop.name}", prop.sql())
+        elif isinstance(prop, exp.Property):
+            key = prop.this
+            name = str(key.this) if isinstance(key, exp.Literal) else key.sql()
+            options[name] = _option_value(prop.args.get("value"), name)
+        else:
+            raise _unsupported(f"The table property {prop.sql(dialect='spark')}", prop.sql())
+    return options, comment, partitions
+
+
+def _option_value(node: exp.Expr | None, key: str) -> str:
+    if node is None:
+        raise SqlSyntaxError(f"Option '{key}' has no value.")
+    value = _literal(node, f"Option '{key}'")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _create_table(node: exp.Create, text: str) -> CreateTable:
+    props = node.args.get("properties")
+    options, comment, partitions = _property_options(props)
+    spark_style = (
+        any(isinstance(p, exp.FileFormatProperty) for p in (props.expressions if props else []))
+        or "primary-key" in options
+    )
+    target = node.this
+    columns: list[Column] = []
+    primary: list[str] = []
+    if isinstance(target, exp.Schema):
+        table_node = target.this
+        for item in target.expressions:
+            if isinstance(item, exp.ColumnDef):
+                columns.append(_column(item, spark_style))
+                for c in item.constraints:
+                    if isinstance(c.kind, exp.PrimaryKeyColumnConstraint):
+                        primary.append(item.name)
+            elif isinstance(item, exp.PrimaryKey):
+                primary.extend(i.name for i in item.expressions)
+            else:
+                raise _unsupported(f"The table element {item.sql()}", text)
+    else:
+        table_node = target
+    if not isinstance(table_node, exp.Table):
+        raise SqlSyntaxError(f"Expected a table name in: {text}")
+    if primary and "primary-key" in options:
+        raise SqlSyntaxError(
+            f"Table {TableName.of(table_node)}: the primary key is given twice (PRIMARY KEY and "
+            "the 'primary-key' option)."
+        )
+    if not primary and "primary-key" in options:
+        primary = [k.strip() for k in options.pop("primary-key").split(",") if k.strip()]
+    query = node.expression
+    if query is not None and columns:
+        raise _unsupported("CREATE TABLE AS SELECT with a column list", text)
+    if query is None and not columns:
+        raise SqlSyntaxError(f"CREATE TABLE needs columns or AS SELECT: {text}")
+    return CreateTable(
+        name=TableName.of(table_node),
+        columns=columns,
+        primary_keys=primary,
+        partition_keys=partitions,
+        options=options,
+        comment=comment,
+        if_not_exists=bool(node.args.get("exists")),
+        query=query,
+    )
+
+
+def _column(item: exp.ColumnDef, spark_style: bool) -> Column:
+    kind = item.kind
+    if not isinstance(kind, exp.DataType):
+        raise SqlSyntaxError(f"Column '{item.name}' has no type.")
+    t = paimon_type(kind, item.name, spark_style)
+    comment = None
+    for c in item.constraints:
+        if isinstance(c.kind, exp.NotNullColumnConstraint) and not c.kind.args.get("allow_null"):
+            t = t.copy(False)
+        elif isinstance(c.kind, exp.CommentColumnConstraint):
+            comment = str(_literal(c.kind.this, f"The comment of column '{item.name}'"))
+        elif isinstance(c.kind, exp.PrimaryKeyColumnConstraint):
+            pass
+        else:
+            raise _unsupported(f"The column constraint {c.sql()}", item.sql())
+    return Column(item.name, t, comment)
+
+
+def _database_name(node: exp.Expr | None, text: str) -> str:
+    """The database a CREATE/DROP/USE names: ``db`` or ``paimon.db``."""
+    if not isinstance(node, exp.Table):
+        raise SqlSyntaxError(f"Expected a database name in: {text}")
+    parts = [p for p in (node.catalog, node.db, node.name) if p]
+    if len(parts) == 2 and parts[0].lower() == CATALOG:
+        return parts[1]
+    if len(parts) != 1:
+        raise SqlSyntaxError(f"Expected a database name, got {node.sql()!r} in: {text}")
+    return parts[0]
+
+
+def _insert(node: exp.Insert, text: str) -> Insert:
+    target = node.this
+    columns = None
+    if isinstance(target, exp.Schema):
+        columns = [i.name for i in target.expressions]
+        target = target.this
+    if not isinstance(target, exp.Table):
+        raise _unsupported("INSERT into something that is not a table", text)
+    for unsupported in ("by_name", "ignore", "exists", "where", "conflict", "returning"):
+        if node.args.get(unsupported):
+            raise _unsupported(f"INSERT with {unsupported.upper().replace('_', ' ')}", text)
+    static: dict[str, Any] = {}
+    dynamic: list[str] = []
+    partition = target.args.get("partition")
+    if partition is not None:
+        for item in partition.expressions:
+            if isinstance(item, exp.EQ):
+                static[item.this.name] = _literal(item.expression, f"PARTITION ({item.sql()})")
+            else:
+                dynamic.append(item.name)
+    hint = table_hint(text, target)
+    query = node.expression
+    if query is None:
+        raise SqlSyntaxError(f"INSERT needs VALUES or a query: {text}")
+    clean = target.copy()
+    clean.set("partition", None)
+    return Insert(
+        name=TableName.of(clean),
+        query=query,
+        overwrite=bool(node.args.get("overwrite")),
+        columns=columns,
+        static_partition=static,
+        partition_columns=dynamic,
+        hints=hint.options if hint else {},
+    )
+
+
+def _call(text: str, body: str) -> Call:
+    tree = parse_expression(body)
+    path: list[str] = []
+    node = tree
+    while isinstance(node, exp.Dot):
+        path.append(node.this.name)
+        node = node.expression
+    if not isinstance(node, exp.Anonymous):
+        raise SqlSyntaxError(f"CALL needs a procedure call such as sys.compact(...): {text}")
+    path.append(str(node.this))
+    if len(path) == 3 and path[0].lower() == CATALOG:
+        path = path[1:]
+    if len(path) != 2 or path[0].lower() != "sys":
+        raise _unsupported(f"The procedure {'.'.join(path)} (only sys.* exists)", text)
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for arg in node.expressions:
+        if isinstance(arg, exp.Kwarg):
+            name = arg.this.name
+            if name in kwargs:
+                raise SqlSyntaxError(f"CALL sys.{path[1]}: argument '{name}' is given twice.")
+            kwargs[name] = _literal(arg.expression, f"CALL sys.{path[1]}: argument '{name}'")
+        else:
+            if kwargs:
+                raise SqlSyntaxError(
+                    f"CALL sys.{path[1]}: a positional argument follows a named one: {text}"
+                )
+            args.append(_literal(arg, f"CALL sys.{path[1]}: argument {len(args) + 1}"))
+    return Call(path[1], args, kwargs)
+
+
+def _words(tokens: list[Token]) -> list[str]:
+    return [t.text.upper() for t in tokens]
+
+
+def _show(text: str, body: str) -> Statement:
+    tokens = tokenize(body)
+    words = _words(tokens)
+    if words in (["DATABASES"], ["SCHEMAS"]):
+        return ShowDatabases()
+    if words and words[0] == "TABLES":
+        rest = tokens[1:]
+        if not rest:
+            return ShowTables(None)
+        if _words(rest[:1]) in (["FROM"], ["IN"]):
+            names = [t.text for t in rest[1:] if t.token_type != TokenType.DOT]
+            if len(names) == 2 and names[0].lower() == CATALOG:
+                names = names[1:]
+            if len(names) == 1:
+                return ShowTables(names[0])
+    raise _unsupported(f"SHOW {' '.join(words[:2])}", text)
+
+
+def _alter(text: str, body: str) -> Statement:
+    """``ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] ('k', ...)`` and Flink's ``ALTER
+    TABLE t RESET ('k', ...)``, which sqlglot leaves as commands."""
+    tokens = tokenize(body)
+    words = _words(tokens)
+    if not words or words[0] != "TABLE":
+        raise _unsupported(f"ALTER {words[0] if words else ''}".strip(), text)
+    i = 1
+    names: list[str] = []
+    while i < len(tokens) and (not names or tokens[i].token_type == TokenType.DOT):
+        if tokens[i].token_type == TokenType.DOT:
+            i += 1
+        names.append(tokens[i].text)
+        i += 1
+    rest = words[i:]
+    if rest[:2] == ["UNSET", "TBLPROPERTIES"]:
+        i += 2
+        if words[i : i + 2] == ["IF", "EXISTS"]:
+            i += 2
+    elif rest[:1] == ["RESET"]:
+        i += 1
+    else:
+        raise _unsupported(f"ALTER TABLE ... {' '.join(rest[:2])}", text)
+    keys = [
+        t.text
+        for t in tokens[i:]
+        if t.token_type not in (TokenType.L_PAREN, TokenType.R_PAREN, TokenType.COMMA)
+    ]
+    if not keys or words[i] != "(" or words[-1] != ")":
+        raise SqlSyntaxError(f"Expected ('key', ...) in: {text}")
+    table = TableName(*reversed(names)) if 1 <= len(names) <= 3 else None
+    if table is None:
+        raise SqlSyntaxError(f"Expected a table name in: {text}")
+    return AlterTableOptions(table, {}, keys)
+
+
+def _alter_set(node: exp.Alter, text: str) -> AlterTableOptions:
+    if node.args.get("kind") != "TABLE":
+        raise _unsupported(f"ALTER {node.args.get('kind')}", text)
+    options: dict[str, str] = {}
+    for action in node.args.get("actions") or []:
+        if not isinstance(action, exp.AlterSet):
+            raise _unsupported(f"ALTER TABLE ... {action.sql(dialect='spark')[:40]}", text)
+        for item in action.expressions:
+            props = item.expressions if isinstance(item, exp.Properties) else [item]
+            for prop in props:
+                if isinstance(prop, exp.Property):
+                    key = prop.this
+                    name = str(key.this) if isinstance(key, exp.Literal) else key.sql()
+                    options[name] = _option_value(prop.args.get("value"), name)
+                elif isinstance(prop, exp.EQ) and isinstance(prop.this, exp.Literal):
+                    key_text = str(prop.this.this)
+                    options[key_text] = _option_value(prop.expression, key_text)
+                else:
+                    raise _unsupported(f"ALTER TABLE ... SET {prop.sql()}", text)
+    if not options:
+        raise _unsupported("This ALTER TABLE", text)
+    table = node.this
+    if not isinstance(table, exp.Table):
+        raise SqlSyntaxError(f"Expected a table name in: {text}")
+    return AlterTableOptions(TableName.of(table), options, [], bool(node.args.get("exists")))
+
+
+def _set(node: exp.Set, text: str) -> SetOption:
+    items = node.expressions
+    if not items:
+        return SetOption(None, None)
+    if len(items) != 1 or not isinstance(items[0], exp.SetItem):
+        raise _unsupported("This SET", text)
+    eq = items[0].this
+    if not isinstance(eq, exp.EQ):
+        raise _unsupported("This SET", text)
+    key = str(eq.this.this) if isinstance(eq.this, exp.Literal) else eq.this.sql()
+    value = eq.expression
+    return SetOption(key, str(_literal(value, f"SET {key}")) if value is not None else None)
+
+
+_QUERIES = (exp.Query, exp.Values)
+
+
+_KIND_NAMES: dict[type[exp.Expr], str] = {
+    exp.TruncateTable: "TRUNCATE TABLE",
+    exp.Merge: "MERGE INTO",
+    exp.Describe: "DESCRIBE",
+    exp.Cache: "CACHE TABLE",
+    exp.Uncache: "UNCACHE TABLE",
+}
+
+
+def parse_statement(text: str) -> Statement:
+    """One SQL statement, typed.
+
+    ``CALL``, ``SHOW`` and ``ALTER TABLE ... UNSET/RESET`` are read from the dialect's tokens
+    (sqlglot has no tree for them); everything else from sqlglot's tree."""
+    tokens = tokenize(text)
+    if not tokens:
+        raise SqlSyntaxError("Empty SQL statement.")
+    first = tokens[0].text.upper()
+    # the tokenizer reads the rest of a command (CALL, SHOW) as one string token
+    body = text[tokens[0].end + 1 :]
+    if first == "CALL":
+        return _call(text, body)
+    if first == "SHOW":
+        return _show(text, body)
+    if tokens[0].token_type == TokenType.COMMAND:
+        raise _unsupported(first, text)
+    if first == "ALTER" and {"UNSET", "RESET"} & set(_words(tokens[:8])):
+        return _alter(text, body)
+    node = parse_one(text)
+    if isinstance(node, _QUERIES):
+        return Query(node, text)
+    if isinstance(node, exp.Create):
+        kind = node.args.get("kind")
+        if kind in ("DATABASE", "SCHEMA"):
+            return CreateDatabase(_database_name(node.this, text), bool(node.args.get("exists")))
+        if kind == "TABLE" and not node.args.get("replace"):
+            return _create_table(node, text)
+        raise _unsupported(
+            f"CREATE {'OR REPLACE ' if node.args.get('replace') else ''}{kind}", text
+        )
+    if isinstance(node, exp.Drop):
+        kind = node.args.get("kind")
+        tables = node.args.get("tables") or []
+        if kind in ("DATABASE", "SCHEMA") and len(tables) == 1:
+            name = _database_name(_as_database(tables[0]), text)
+            return DropDatabase(name, bool(node.args.get("exists")), bool(node.args.get("cascade")))
+        if kind == "TABLE" and len(tables) == 1 and not node.args.get("temporary"):
+            return DropTable(TableName.of(tables[0]), bool(node.args.get("exists")))
+        raise _unsupported(f"DROP {kind}", text)
+    if isinstance(node, exp.Use):
+        if node.args.get("kind") is not None:
+            raise _unsupported(f"USE {node.args.get('kind')}", text)
+        return Use(_database_name(_as_database(node.this), text))
+    if isinstance(node, exp.Insert):
+        return _insert(node, text)
+    if isinstance(node, exp.Delete):
+        return _delete(node, text)
+    if isinstance(node, exp.Update):
+        return _update(node, text)
+    if isinstance(node, exp.Alter):
+        return _alter_set(node, text)
+    if isinstance(node, exp.Set):
+        return _set(node, text)
+    if isinstance(node, exp.Command):
+        raise _unsupported(str(node.this).upper(), text)
+    raise _unsupported(_KIND_NAMES.get(type(node), type(node).__name__.upper()), text)
+
+
+def _as_database(node: exp.Expr | None) -> exp.Expr | None:
+    """``DROP SCHEMA d`` reads ``d`` as a table's database; ``USE paimon.d`` as db.table."""
+    if isinstance(node, exp.Table) and not node.name and node.db:
+        return replace_table(node, node.db, node.catalog)
+    return node
+
+
+def replace_table(node: exp.Table, name: str, db: str | None) -> exp.Table:
+    return exp.Table(this=exp.to_identifier(name), db=exp.to_identifier(db) if db else None)
+
+
+def _where(node: exp.Expr) -> str | None:
+    where = node.args.get("where")
+    return to_sql(where.this) if where is not None else None
+
+
+def _delete(node: exp.Delete, text: str) -> Delete:
+    target = node.this
+    if not isinstance(target, exp.Table) or node.args.get("using") or node.args.get("limit"):
+        raise _unsupported("This DELETE form", text)
+    if target.alias:
+        raise _unsupported("DELETE with a table alias", text)
+    return Delete(TableName.of(target), _where(node))
+
+
+def _update(node: exp.Update, text: str) -> Update:
+    target = node.this
+    if not isinstance(target, exp.Table) or node.args.get("from_") or node.args.get("from"):
+        raise _unsupported("This UPDATE form", text)
+    if target.alias:
+        raise _unsupported("UPDATE with a table alias", text)
+    assignments: dict[str, str] = {}
+    for eq in node.expressions:
+        if not isinstance(eq, exp.EQ) or not isinstance(eq.this, exp.Column):
+            raise SqlSyntaxError(f"UPDATE ... SET takes column = expression, got {eq.sql()}.")
+        name = eq.this.name
+        if name in assignments:
+            raise SqlSyntaxError(f"UPDATE assigns column '{name}' twice: {text}")
+        assignments[name] = to_sql(eq.expression)
+    return Update(TableName.of(target), assignments, _where(node))
+
+
+__all__ = [
+    "AlterTableOptions",
+    "Call",
+    "Column",
+    "CreateDatabase",
+    "CreateTable",
+    "Delete",
+    "DropDatabase",
+    "DropTable",
+    "Insert",
+    "Query",
+    "SetOption",
+    "ShowDatabases",
+    "ShowTables",
+    "Statement",
+    "TableName",
+    "Update",
+    "Use",
+    "parse_statement",
+    "replace",
+]
