@@ -54,6 +54,7 @@ from paimon_pyspark.spark import procedures as spark_procedures
 from paimon_pyspark.spark.datasource import COLUMNS, FILTER, PARALLELISM, PaimonPySparkDataSource
 from paimon_pyspark.spark.schema import spark_schema
 from paimon_pyspark.spark.write import write
+from paimon_pyspark.store.schema_change import SchemaChange
 from paimon_pyspark.sql.dialect import table_hint, to_sql
 from paimon_pyspark.sql.statements import (
     CATALOG,
@@ -84,6 +85,10 @@ DEFAULT_DATABASE = "default"
 Paimon's Flink catalog keeps one."""
 
 VIEW_PREFIX = "__paimon_pyspark_"
+
+SESSION_PREFIX = "spark.paimon."
+"""Spark settings ``spark.paimon.<option>`` are dynamic options of every table a statement of
+the session reads or writes, as in Java's Spark connector; a hint overrides them."""
 
 
 @dataclass
@@ -167,6 +172,11 @@ class _Runner:
         self.catalog: FileSystemCatalog = CatalogFactory.create(
             {**self.options, "warehouse": warehouse}
         )
+        self.dynamic = {
+            k[len(SESSION_PREFIX) :]: v
+            for k, v in spark.conf.getAll.items()
+            if k.startswith(SESSION_PREFIX) and v is not None
+        }
 
     def run(self, stmt: Statement) -> DataFrame:
         handler = _HANDLERS.get(type(stmt))
@@ -270,7 +280,7 @@ class _Runner:
         )
         self.catalog.create_table(identifier, schema)
         try:
-            write(data, self.warehouse, identifier, "append", self.options)
+            write(data, self.warehouse, identifier, "append", {**self.options, **self.dynamic})
         except BaseException:
             self.catalog.drop_table(identifier, ignore_if_not_exists=True)
             raise
@@ -288,8 +298,6 @@ class _Runner:
         return self.empty()
 
     def alter_table(self, stmt: AlterTableOptions) -> DataFrame:
-        from paimon_pyspark.store.schema_change import SchemaChange
-
         changes = [SchemaChange.set_option(k, v) for k, v in stmt.set.items()]
         changes += [SchemaChange.remove_option(k) for k in stmt.unset]
         self.catalog.alter_table(
@@ -363,7 +371,10 @@ class _Runner:
                 value = F.lit(None)
             columns.append(value.cast(types[f.name]).alias(f.name))
         shaped = data.select(*columns)
-        opts: dict[str, Any] = {**self.options, **stmt.hints}
+        if isinstance(stmt.query, exp.Values):
+            # literals typed into the statement: one task writes them, one file per bucket
+            shaped = shaped.coalesce(1)
+        opts: dict[str, Any] = {**self.options, **self.dynamic, **stmt.hints}
         mode = "append"
         if stmt.overwrite:
             mode = "overwrite"
@@ -388,7 +399,11 @@ class _Runner:
         from paimon_pyspark.spark import dml
 
         dml.delete(
-            self.spark, self.warehouse, self.identifier(stmt.name), stmt.condition, self.options
+            self.spark,
+            self.warehouse,
+            self.identifier(stmt.name),
+            stmt.condition,
+            {**self.options, **self.dynamic},
         )
         return self.empty()
 
@@ -401,7 +416,7 @@ class _Runner:
             self.identifier(stmt.name),
             stmt.assignments,
             stmt.condition,
-            self.options,
+            {**self.options, **self.dynamic},
         )
         return self.empty()
 
@@ -461,7 +476,12 @@ class _Runner:
 
     def _relation(self, node: exp.Table, text: str, single: exp.Expr | None) -> DataFrame:
         identifier = f"{node.db or self.ctx.database}.{node.name}"
-        opts: dict[str, str] = {**self.options, "warehouse": self.warehouse, "table": identifier}
+        opts: dict[str, str] = {
+            **self.options,
+            **self.dynamic,
+            "warehouse": self.warehouse,
+            "table": identifier,
+        }
         hint = table_hint(text, node)
         if hint is not None:
             opts.update(hint.options)

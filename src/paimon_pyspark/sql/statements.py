@@ -459,6 +459,24 @@ def _alter_set(node: exp.Alter, text: str) -> AlterTableOptions:
     return AlterTableOptions(TableName.of(table), options, [], bool(node.args.get("exists")))
 
 
+def _set_tokens(text: str, tokens: list[Token]) -> SetOption:
+    """``SET 'k' = 'v'`` (Flink) and ``SET spark.some.key = v`` (Spark: the key is the raw text
+    before ``=``, any number of dotted parts)."""
+    rest = tokens[1:]
+    if not rest:
+        return SetOption(None, None)
+    eq = next((i for i, t in enumerate(rest) if t.token_type == TokenType.EQ), None)
+    if eq is None or eq == 0 or eq == len(rest) - 1:
+        raise _unsupported("This SET", text)
+
+    def side(part: list[Token]) -> str:
+        if len(part) == 1 and part[0].token_type == TokenType.STRING:
+            return part[0].text
+        return text[part[0].start : part[-1].end + 1].strip()
+
+    return SetOption(side(rest[:eq]), side(rest[eq + 1 :]))
+
+
 def _set(node: exp.Set, text: str) -> SetOption:
     items = node.expressions
     if not items:
@@ -502,6 +520,8 @@ def parse_statement(text: str) -> Statement:
         return _show(text, body)
     if tokens[0].token_type == TokenType.COMMAND:
         raise _unsupported(first, text)
+    if first == "SET":
+        return _set_tokens(text, tokens)
     if first == "ALTER" and {"UNSET", "RESET"} & set(_words(tokens[:8])):
         return _alter(text, body)
     node = parse_one(text)
