@@ -674,3 +674,46 @@ def read_branch(
 
 
 # -- end H5 orphan files ------------------------------------------------------------------------
+
+
+# -- ALTER TABLE options --------------------------------------------------------------------------
+
+
+class JavaAlter(NamedTuple):
+    """What Java's ``Catalog.alterTable`` did: the table's schema id after it, or its refusal
+    (``"ExceptionClass: message"`` of the root cause) and ``schema_id`` None."""
+
+    schema_id: int | None
+    error: str | None
+
+
+def alter_table_options(
+    oracle: JavaOracle,
+    warehouse: str | os.PathLike[str],
+    db: str,
+    table: str,
+    changes: Sequence[tuple[str, str | None]],
+) -> JavaAlter:
+    """One Java ALTER TABLE of ``(key, value)`` changes: ``SchemaChange.setOption``, or
+    ``removeOption`` where the value is None."""
+    payload = json.dumps(
+        [
+            {"action": "removeOption", "key": k}
+            if v is None
+            else {"action": "setOption", "key": k, "value": v}
+            for k, v in changes
+        ]
+    )
+    out = json.loads(oracle._java.alterTableOptions(_wh(warehouse), db, table, payload))
+    if "error" in out:
+        return JavaAlter(None, str(out["error"]))
+    return JavaAlter(int(out["schemaId"]), None)
+
+
+def table_schema(
+    oracle: JavaOracle, warehouse: str | os.PathLike[str], db: str, table: str
+) -> dict[str, Any]:
+    """The table's current schema as Java loads it: ``{"id", "options", "primaryKeys",
+    "partitionKeys"}``."""
+    result: dict[str, Any] = json.loads(oracle._java.tableSchema(_wh(warehouse), db, table))
+    return result

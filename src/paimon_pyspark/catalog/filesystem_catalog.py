@@ -2,15 +2,17 @@
 
 Mirrors org.apache.paimon.catalog.FileSystemCatalog. A table exists when its ``schema/``
 directory holds a schema file; creating one publishes ``schema-0`` with create-if-absent, so two
-concurrent creators cannot both win. Every name goes through catalog/identifiers.py, and every
-directory the catalog creates, opens or deletes is checked to lie inside the warehouse.
+concurrent creators cannot both win, and ``alter_table`` publishes the next id the same way.
+Every name goes through catalog/identifiers.py, and every directory the catalog creates, opens
+or deletes is checked to lie inside the warehouse.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from paimon_pyspark.catalog.identifiers import (
@@ -32,7 +34,9 @@ from paimon_pyspark.errors import (
 )
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.schema import Schema
-from paimon_pyspark.store.managers import SchemaManager
+from paimon_pyspark.spec.table_schema import TableSchema
+from paimon_pyspark.store.managers import SchemaManager, SnapshotManager
+from paimon_pyspark.store.schema_change import SchemaChange
 from paimon_pyspark.table.file_store_table import FileStoreTable
 
 
@@ -144,6 +148,65 @@ class FileSystemCatalog:
                 raise DatabaseNotExistError(db)
             raise TableNotExistError(full)
         return FileStoreTable(self.file_io.with_options(schema.options), path, full, schema)
+
+    def alter_table(
+        self,
+        identifier: str | tuple[str, str],
+        changes: Sequence[SchemaChange],
+        ignore_if_not_exists: bool = False,
+    ) -> None:
+        """Apply ``changes`` (``SchemaChange.set_option`` / ``remove_option``) as one new schema
+        file, ``schema-<latest id + 1>``: Java's Catalog.alterTable.
+
+        Once the table has a snapshot, Java's rules refuse some changes with SchemaChangeError
+        (store/schema_change.py: immutable options, ``bucket`` to or from -1, removing
+        ``bucket``, ...); the resulting options then pass the checks of CREATE TABLE
+        (unsupported options raise UnsupportedOptionError, out-of-range values OptionError).
+        A refused ALTER writes nothing. Racing ALTERs all land, one schema id each, in the
+        order they publish; each is checked again on top of the ones that won before it.
+        A missing table (or database) raises TableNotExistError, as in Java, unless
+        ``ignore_if_not_exists``.
+        """
+        db, name, path = self._locate(identifier)
+        full = f"{db}.{name}"
+        if isinstance(changes, SchemaChange) or not isinstance(changes, Sequence):
+            raise InvalidArgumentError(
+                f"alter_table('{full}'): changes must be a list of SchemaChange, got "
+                f"{describe(changes)}."
+            )
+        for change in changes:
+            if not isinstance(change, SchemaChange):
+                raise InvalidArgumentError(
+                    f"alter_table('{full}'): every change is a SchemaChange "
+                    f"(SchemaChange.set_option, SchemaChange.remove_option), got "
+                    f"{describe(change)}."
+                )
+        manager = SchemaManager(self.file_io, path)
+        if not manager.list_ids():
+            if ignore_if_not_exists:
+                return
+            raise TableNotExistError(full)
+        snapshots = SnapshotManager(self.file_io, path)
+
+        def finish(generated: TableSchema) -> TableSchema:
+            """Java's Schema normalization and SchemaValidation of the generated schema: those
+            of CREATE TABLE (a ``primary-key`` or ``partition`` option set before the first
+            snapshot becomes the keys), then those of loading the table."""
+            schema = Schema(
+                fields=list(generated.fields),
+                partition_keys=list(generated.partition_keys),
+                primary_keys=list(generated.primary_keys),
+                options=dict(generated.options),
+                comment=generated.comment,
+            )
+            made = schema.to_table_schema(generated.id, int(time.time() * 1000), full)
+            made = dataclasses.replace(made, highest_field_id=generated.highest_field_id)
+            FileStoreTable(self.file_io.with_options(made.options), path, full, made)
+            return made
+
+        manager.commit_changes(
+            list(changes), full, lambda: snapshots.latest_id() is not None, finish
+        )
 
     def drop_table(
         self, identifier: str | tuple[str, str], ignore_if_not_exists: bool = False

@@ -54,7 +54,6 @@ from paimon_pyspark.spark import procedures as spark_procedures
 from paimon_pyspark.spark.datasource import COLUMNS, FILTER, PARALLELISM, PaimonPySparkDataSource
 from paimon_pyspark.spark.schema import spark_schema
 from paimon_pyspark.spark.write import write
-from paimon_pyspark.store.schema_change import SchemaChange
 from paimon_pyspark.sql.dialect import table_hint, to_sql
 from paimon_pyspark.sql.statements import (
     CATALOG,
@@ -76,6 +75,7 @@ from paimon_pyspark.sql.statements import (
     Use,
     parse_statement,
 )
+from paimon_pyspark.store.schema_change import SchemaChange
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.types.arrow import assign_field_ids
 from paimon_pyspark.types.data_types import DataField

@@ -13,11 +13,13 @@ import contextlib
 import json
 import os
 import re
+from collections.abc import Callable, Sequence
 
-from paimon_pyspark.errors import CorruptTableError
+from paimon_pyspark.errors import CorruptTableError, TableNotExistError
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.table_schema import TableSchema
+from paimon_pyspark.store.schema_change import SchemaChange, apply_changes
 
 _SNAPSHOT_RE = re.compile(r"^snapshot-(\d+)$")
 _SCHEMA_RE = re.compile(r"^schema-(\d+)$")
@@ -67,6 +69,32 @@ class SchemaManager:
         return self.file_io.try_write_atomic(
             self.schema_path(schema.id), schema.to_json().encode("utf-8")
         )
+
+    def commit_changes(
+        self,
+        changes: Sequence[SchemaChange],
+        table: str,
+        has_snapshots: Callable[[], bool],
+        finish: Callable[[TableSchema], TableSchema],
+    ) -> TableSchema:
+        """Publish the next schema file with ``changes`` applied; the published schema.
+
+        Java's commitChanges: generate from the latest schema, publish ``schema-<id+1>`` with
+        create-if-absent, and when another ALTER took that id, start again from the winner's
+        schema (its changes are kept, ours are applied and checked again on top). ``finish``
+        normalizes and validates a generated schema as CREATE TABLE does (it lives above the
+        store layer); it and the change rules raise before anything is written.
+        """
+        latest = self.latest()
+        while True:
+            if latest is None:
+                raise TableNotExistError(table)
+            new = finish(apply_changes(latest, changes, has_snapshots, table))
+            if self.commit_new(new):
+                self._cache[new.id] = new
+                return new
+            # the id is taken, so it exists: probe on from it rather than list again
+            latest = self.latest_from(new.id)
 
 
 class SnapshotManager:

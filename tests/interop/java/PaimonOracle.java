@@ -1131,4 +1131,64 @@ public final class PaimonOracle {
         }
     }
     // ------------------------------------------------------------------ end H5 orphan files
+
+    // ------------------------------------------------------------------ ALTER TABLE options
+
+    /**
+     * Java's {@code Catalog.alterTable} with the changes [{"action": "setOption", "key", "value"}
+     * | {"action": "removeOption", "key"}, ...]; returns {"schemaId": id} of the table after it,
+     * or {"error": "ExceptionClass: message"} when Java refuses the change.
+     */
+    public static String alterTableOptions(
+            String warehouse, String db, String name, String changesJson) throws Exception {
+        List<org.apache.paimon.schema.SchemaChange> changes = new ArrayList<>();
+        for (JsonNode change : MAPPER.readTree(changesJson)) {
+            String key = change.get("key").asText();
+            if ("setOption".equals(change.get("action").asText())) {
+                changes.add(
+                        org.apache.paimon.schema.SchemaChange.setOption(
+                                key, change.get("value").asText()));
+            } else {
+                changes.add(org.apache.paimon.schema.SchemaChange.removeOption(key));
+            }
+        }
+        ObjectNode out = MAPPER.createObjectNode();
+        try (Catalog catalog = catalog(warehouse)) {
+            try {
+                catalog.alterTable(Identifier.create(db, name), changes, false);
+            } catch (Exception e) {
+                Throwable cause = e;
+                while (cause.getCause() != null) {
+                    cause = cause.getCause();
+                }
+                out.put("error", cause.getClass().getSimpleName() + ": " + cause.getMessage());
+                return MAPPER.writeValueAsString(out);
+            }
+            out.put("schemaId", table(catalog, db, name).schema().id());
+            return MAPPER.writeValueAsString(out);
+        }
+    }
+
+    /**
+     * The table's current schema as Java loads it: {"id", "options", "primaryKeys", ...}, without
+     * the "path" option Java's catalog adds at load.
+     */
+    public static String tableSchema(String warehouse, String db, String name) throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            org.apache.paimon.schema.TableSchema schema = table(catalog, db, name).schema();
+            ObjectNode out = MAPPER.createObjectNode();
+            out.put("id", schema.id());
+            ObjectNode options = out.putObject("options");
+            schema.options().forEach((k, v) -> {
+                if (!"path".equals(k)) {
+                    options.put(k, v);
+                }
+            });
+            ArrayNode primaryKeys = out.putArray("primaryKeys");
+            schema.primaryKeys().forEach(primaryKeys::add);
+            ArrayNode partitionKeys = out.putArray("partitionKeys");
+            schema.partitionKeys().forEach(partitionKeys::add);
+            return MAPPER.writeValueAsString(out);
+        }
+    }
 }
