@@ -298,7 +298,7 @@ class _Runner:
         return self.empty()
 
     def alter_table(self, stmt: AlterTableOptions) -> DataFrame:
-        changes = [SchemaChange.set_option(k, v) for k, v in stmt.set.items()]
+        changes: list[SchemaChange] = [SchemaChange.set_option(k, v) for k, v in stmt.set.items()]
         changes += [SchemaChange.remove_option(k) for k in stmt.unset]
         self.catalog.alter_table(
             self.identifier(stmt.name), changes, ignore_if_not_exists=stmt.if_exists
@@ -520,7 +520,7 @@ def _snapshot_id(version: exp.Expr, identifier: str) -> str:
 
 def _used_columns(tree: exp.Expr, table: FileStoreTable) -> list[str] | None:
     """The table columns a one-table query uses, or None if it may use all (``*``)."""
-    if any(isinstance(s, exp.Star) for s in tree.find_all(exp.Star)):
+    if any(not isinstance(s.parent, exp.Count) for s in tree.find_all(exp.Star)):
         return None
     by_lower = {f.name.lower(): f.name for f in table.fields}
     used: list[str] = []
