@@ -15,6 +15,7 @@ pruned without the user doing anything.
 
 from __future__ import annotations
 
+import inspect
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, Mapping
@@ -621,30 +622,23 @@ def _orphans(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
     return (result.deleted_file_count, result.deleted_file_total_len_in_bytes)
 
 
+def _params(procedure: Callable[..., Any]) -> tuple[str, ...]:
+    """A procedure's SQL arguments: its own after the runner (or catalog), in its order."""
+    skip = {"runner", "catalog", "progress"}
+    return tuple(p for p in inspect.signature(procedure).parameters if p not in skip)
+
+
 _RESULT = StructType([StructField("result", BooleanType(), True)])
 _PROCEDURES = {
-    "compact": _Procedure(
-        (
-            "table",
-            "partitions",
-            "order_strategy",
-            "order_by",
-            "options",
-            "where",
-            "partition_idle_time",
-            "compact_strategy",
-        ),
-        _RESULT,
-        _compact,
-    ),
-    "rescale": _Procedure(("table", "bucket_num", "partition"), _RESULT, _rescale),
+    "compact": _Procedure(_params(calls.compact), _RESULT, _compact),
+    "rescale": _Procedure(_params(calls.rescale), _RESULT, _rescale),
     "expire_snapshots": _Procedure(
-        ("table", "retain_max", "retain_min", "older_than", "max_deletes", "options"),
+        _params(calls.expire_snapshots),
         StructType([StructField("deleted_snapshots_count", IntegerType(), False)]),
         _expire,
     ),
     "remove_orphan_files": _Procedure(
-        ("table", "older_than", "dry_run", "parallelism", "mode"),
+        _params(calls.remove_orphan_files),
         StructType(
             [
                 StructField("deletedFileCount", LongType(), True),
