@@ -159,6 +159,21 @@ def sql(
     return runner.run(parse_statement(statement))
 
 
+def session_options(spark: SparkSession) -> dict[str, str]:
+    """The session's ``spark.paimon.*`` settings, without their prefix.
+
+    Spark's settings are read as one string in one call: ``conf.getAll`` walks them with a
+    round trip each, a fifth of a second per statement."""
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is None:
+        pairs = [[k, v] for k, v in spark.conf.getAll.items() if v is not None]
+    else:
+        sep = "\u0001"
+        text = str(jsession.conf().getAll().mkString(sep))
+        pairs = [item.split(" -> ", 1) for item in text.split(sep) if " -> " in item]
+    return {k[len(SESSION_PREFIX) :]: v for k, v in pairs if k.startswith(SESSION_PREFIX)}
+
+
 _EMPTY = StructType([])
 
 
@@ -173,11 +188,7 @@ class _Runner:
         self.catalog: FileSystemCatalog = CatalogFactory.create(
             {**self.options, "warehouse": warehouse}
         )
-        self.dynamic = {
-            k[len(SESSION_PREFIX) :]: v
-            for k, v in spark.conf.getAll.items()
-            if k.startswith(SESSION_PREFIX) and v is not None
-        }
+        self.dynamic = session_options(spark)
 
     def run(self, stmt: Statement) -> DataFrame:
         handler = _HANDLERS.get(type(stmt))
