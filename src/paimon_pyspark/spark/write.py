@@ -9,12 +9,16 @@ Postpone-bucket tables are written as bucket-unaware ones (into postpone files),
 Dynamic-bucket and cross-partition tables first go through assigner tasks, shuffled by key
 (``_plan_dynamic``, ``_plan_cross_partition``). ``PLANNERS`` maps each ``BucketMode`` to its
 topology; the buckets every stage computes come from the same routers (bucket/routers.py,
-bucket/postpone.py) a ``TableWrite`` routes with.
+bucket/postpone.py) a ``TableWrite`` routes with. ``run_write`` runs that topology through an
+open WriteJob for every writer of rows: ``write`` and the row-level DELETE and UPDATE
+(spark/dml.py), whose rows carry their kind (-D, +U) in a column and whose copy-on-write commits
+also delete the files they rewrote.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -35,9 +39,10 @@ from paimon_pyspark.errors import CommitOutcomeUnknownError, OptionError, Unsupp
 from paimon_pyspark.read.bootstrap import bootstrap_splits
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.split_codec import decode_split, encode_split
-from paimon_pyspark.spark.job import TaskResult, WriteJob
+from paimon_pyspark.spark.job import TaskResult, WriteJob, driver_result
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.tables import OVERWRITE_PARTITION, ensure_table, plan_overwrite
+from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.key_value import VALUE_KIND
 from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.store.file_store import FileStore
@@ -45,11 +50,14 @@ from paimon_pyspark.store.postpone import known_num_buckets
 from paimon_pyspark.table.file_store_table import (
     FileStoreTable,
 )
+from paimon_pyspark.table.write_builder import BatchWriteBuilder
 from paimon_pyspark.write.table_write import TableWrite
 
 BUCKET_COLUMN = "_paimon_bucket"
 ASSIGNER_COLUMN = "_paimon_assigner"
 BOOTSTRAP_COLUMN = "_paimon_bootstrap_bucket"
+ROW_KIND_COLUMN = "_paimon_row_kind"
+"""The int8 row-kind column a row-level write (spark/dml.py) hands ``run_write``."""
 MAX_BYTES_PER_BATCH = "spark.sql.execution.arrow.maxBytesPerBatch"
 
 
@@ -85,15 +93,33 @@ def write(
     ref, loaded = ensure_table(warehouse, table, df.schema, opts)
     plan = plan_overwrite(loaded, spec) if mode == "overwrite" else None
     counts = postpone_bucket_counts(loaded)
+    job = WriteJob(ref, overwrite=plan, postpone_buckets=counts)  # open: abort on any failure
+    return run_write(df, loaded, job)
+
+
+def run_write(
+    df: DataFrame,
+    table: FileStoreTable,
+    job: WriteJob,
+    kind_column: str | None = None,
+    driver_messages: Sequence[CommitMessage] = (),
+) -> list[int]:
+    """Write ``df`` with the topology of ``table``'s bucket mode through the open ``job`` and
+    commit once; on any failure the job is aborted (none of its files stay).
+
+    ``kind_column``: an int8 column of ``df`` holding each row's kind (primary-key tables:
+    the -D records of a DELETE, the +U rows of an UPDATE), taken instead of +I.
+    ``driver_messages``: messages the driver adds to the same commit (the files a
+    copy-on-write rewrite deletes), committed with the tasks' in one snapshot.
+    """
     conf = df.sparkSession.conf
     # Spark's per-row Arrow size check halves the write's speed; batches stay bounded by
     # maxRecordsPerBatch. A value the user set on purpose is kept.
     lift = conf.get(MAX_BYTES_PER_BATCH, None) is None
-    job = WriteJob(ref, overwrite=plan, postpone_buckets=counts)  # open: abort on any failure
     try:
         if lift:
             conf.set(MAX_BYTES_PER_BATCH, str(2**31 - 1))
-        rows = _plan(df, loaded, job).collect()
+        rows = _plan(df, table, job, kind_column).collect()
     except BaseException:
         job.abort()
         raise
@@ -101,6 +127,8 @@ def write(
         if lift:
             conf.unset(MAX_BYTES_PER_BATCH)
     results = [TaskResult.from_bytes(bytes(r[0])) for r in rows]
+    if driver_messages:
+        results.append(driver_result(driver_messages))
     return commit_or_abort(job, results)
 
 
@@ -116,19 +144,26 @@ def commit_or_abort(job: WriteJob, results: list[TaskResult]) -> list[int]:
         raise
 
 
-def _plan(df: DataFrame, table: FileStoreTable, job: WriteJob) -> DataFrame:
+def _plan(
+    df: DataFrame, table: FileStoreTable, job: WriteJob, kind_column: str | None = None
+) -> DataFrame:
     """The write topology of the table's bucket mode (``PLANNERS``)."""
     result_schema = StructType([StructField("record", BinaryType(), False)])
-    return PLANNERS[table.bucket_mode](df, table, job, result_schema)
+    return PLANNERS[table.bucket_mode](df, table, job, result_schema, kind_column)
 
 
 def _plan_fixed(
-    df: DataFrame, table: FileStoreTable, job: WriteJob, result_schema: StructType
+    df: DataFrame,
+    table: FileStoreTable,
+    job: WriteJob,
+    result_schema: StructType,
+    kind_column: str | None = None,
 ) -> DataFrame:
     """HASH_FIXED: each row's bucket is computed on the executors by the table's router, rows
     are shuffled by (partition, bucket), and one task writes each bucket."""
     shuffled = _shuffled_by_bucket(df, table, job, lambda store: HashFixedRouter(store).assign)
-    return shuffled.mapInArrow(_write_fn(job, drop_bucket=True), result_schema)
+    writer = _write_fn(job, drop_bucket=True, kind_column=kind_column)
+    return shuffled.mapInArrow(writer, result_schema)
 
 
 def _shuffled_by_bucket(
@@ -156,10 +191,14 @@ def _shuffled_by_bucket(
 
 
 def _plan_unaware(
-    df: DataFrame, table: FileStoreTable, job: WriteJob, result_schema: StructType
+    df: DataFrame,
+    table: FileStoreTable,
+    job: WriteJob,
+    result_schema: StructType,
+    kind_column: str | None = None,
 ) -> DataFrame:
     """BUCKET_UNAWARE: no shuffle, every task writes its own files."""
-    return df.mapInArrow(_write_fn(job), result_schema)
+    return df.mapInArrow(_write_fn(job, kind_column=kind_column), result_schema)
 
 
 def num_assigners(table: FileStoreTable, parallelism: int) -> int:
@@ -175,7 +214,11 @@ def num_assigners(table: FileStoreTable, parallelism: int) -> int:
 
 
 def _plan_dynamic(
-    df: DataFrame, table: FileStoreTable, job: WriteJob, result_schema: StructType
+    df: DataFrame,
+    table: FileStoreTable,
+    job: WriteJob,
+    result_schema: StructType,
+    kind_column: str | None = None,
 ) -> DataFrame:
     """Java's HASH_DYNAMIC topology: input -> shuffle by (partition, key assigner) ->
     bucket assigners -> shuffle by (partition, bucket) -> writers.
@@ -218,11 +261,16 @@ def _plan_dynamic(
         add_bucket, StructType([*fields, StructField(BUCKET_COLUMN, IntegerType(), False)])
     )
     shuffled = with_bucket.repartition(*table.partition_keys, BUCKET_COLUMN)
-    return shuffled.mapInArrow(_write_fn(job, bucket_column=BUCKET_COLUMN), result_schema)
+    writer = _write_fn(job, bucket_column=BUCKET_COLUMN, kind_column=kind_column)
+    return shuffled.mapInArrow(writer, result_schema)
 
 
 def _plan_cross_partition(
-    df: DataFrame, table: FileStoreTable, job: WriteJob, result_schema: StructType
+    df: DataFrame,
+    table: FileStoreTable,
+    job: WriteJob,
+    result_schema: StructType,
+    kind_column: str | None = None,
 ) -> DataFrame:
     """Java's KEY_DYNAMIC topology: bootstrap + input -> shuffle by key hash -> global index
     assigners -> shuffle by (partition, bucket) -> writers.
@@ -281,7 +329,11 @@ def _plan_cross_partition(
     def tag_new(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         with TableWrite(ref.load().store, commit_user) as tw:  # aligns and adds row kinds only
             for batch in batches:
-                yield from routed(tw.rows_with_kinds(pa.Table.from_batches([batch])), -1)
+                data = pa.Table.from_batches([batch])
+                if kind_column is None:
+                    yield from routed(tw.rows_with_kinds(data), -1)
+                else:
+                    yield from routed(_with_given_kinds(tw, data, kind_column), -1)
 
     snapshot = table.snapshot_manager.latest()
     incoming = df.mapInArrow(tag_new, routed_schema)
@@ -358,13 +410,45 @@ def _write_fn(
     def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         if drop_bucket:
             batches = (b.drop_columns([BUCKET_COLUMN]) for b in batches)
-        result = job.write_task(batches, bucket_column=bucket_column, kind_column=kind_column)
+        if kind_column is not None and bucket_column is None:
+            result = job.run_task(partial(_write_kinds, job, batches, kind_column))
+        else:
+            result = job.write_task(batches, bucket_column=bucket_column, kind_column=kind_column)
         yield pa.RecordBatch.from_arrays(
             [pa.array([result.to_bytes()], pa.binary())],
             schema=pa.schema([pa.field("record", pa.binary(), nullable=False)]),
         )
 
     return write_task
+
+
+def _write_kinds(
+    job: WriteJob, batches: Iterable[pa.RecordBatch], kind_column: str, table: FileStoreTable
+) -> Iterator[CommitMessage]:
+    """A write task whose rows carry their kinds but whose buckets the writer computes itself
+    (fixed buckets, postpone files): ``WriteJob.write_task`` takes kinds only with buckets."""
+    builder = BatchWriteBuilder(table, job.commit_user, job.overwrite)
+    with builder.new_write() as write:
+        if job.postpone_buckets is not None:
+            write.pin_postpone_buckets(job.postpone_buckets)
+        for batch in batches:
+            data = pa.Table.from_batches([batch])
+            kinds = data.column(kind_column).to_numpy(zero_copy_only=False)
+            write.write_arrow(data.drop_columns([kind_column]), None, kinds)
+        yield from write.prepare_commit()
+
+
+def _with_given_kinds(write: TableWrite, data: pa.Table, kind_column: str) -> pa.Table:
+    """``data`` aligned to the table with ``_VALUE_KIND`` set from ``kind_column``."""
+    kinds = data.column(kind_column).cast(pa.int8())
+    rows = write.rows_with_kinds(data.drop_columns([kind_column]))
+    if rows.num_rows != len(kinds):  # ignore-delete dropped rows by 'rowkind.field'
+        raise OptionError(
+            f"Table '{write.table.name}': rows with given row kinds cannot be written while "
+            "'ignore-delete' drops rows by 'rowkind.field'."
+        )
+    index = rows.schema.get_field_index(VALUE_KIND)
+    return rows.set_column(index, rows.schema.field(index), kinds)
 
 
 def postpone_bucket_counts(table: FileStoreTable) -> dict[bytes, int] | None:
@@ -380,7 +464,11 @@ def postpone_bucket_counts(table: FileStoreTable) -> dict[bytes, int] | None:
 
 
 def _plan_postpone(
-    df: DataFrame, table: FileStoreTable, job: WriteJob, result_schema: StructType
+    df: DataFrame,
+    table: FileStoreTable,
+    job: WriteJob,
+    result_schema: StructType,
+    kind_column: str | None = None,
 ) -> DataFrame:
     """Postpone-bucket tables (write/postpone.py). Without ``postpone.batch-write-fixed-bucket``
     every task appends its rows to postpone files, with no shuffle. With it (Java's default),
@@ -390,7 +478,7 @@ def _plan_postpone(
     is written by one task, with contiguous sequence numbers."""
     counts = job.postpone_buckets
     if counts is None:
-        return df.mapInArrow(_write_fn(job), result_schema)
+        return df.mapInArrow(_write_fn(job, kind_column=kind_column), result_schema)
 
     def pinned(store: FileStore) -> Callable[[pa.RecordBatch], npt.NDArray[np.int32]]:
         router = PostponeRouter(store, fixed=True)
@@ -398,10 +486,11 @@ def _plan_postpone(
         return router.assign
 
     shuffled = _shuffled_by_bucket(df, table, job, pinned)
-    return shuffled.mapInArrow(_write_fn(job, bucket_column=BUCKET_COLUMN), result_schema)
+    writer = _write_fn(job, bucket_column=BUCKET_COLUMN, kind_column=kind_column)
+    return shuffled.mapInArrow(writer, result_schema)
 
 
-Planner = Callable[[DataFrame, FileStoreTable, WriteJob, StructType], DataFrame]
+Planner = Callable[[DataFrame, FileStoreTable, WriteJob, StructType, str | None], DataFrame]
 
 PLANNERS: dict[BucketMode, Planner] = {
     BucketMode.HASH_FIXED: _plan_fixed,
