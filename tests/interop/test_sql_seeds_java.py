@@ -55,9 +55,7 @@ def run_script(
     script's run only, set with the door's ``SET``."""
     statements = split_statements((SEEDS / script).read_text())
     run = Run(warehouse, statements)
-    setup = (
-        () if database == "default" else (f"CREATE DATABASE {database}", f"USE {database}")
-    )
+    setup = () if database == "default" else (f"CREATE DATABASE {database}", f"USE {database}")
     settings = tuple(f"SET {s}" for s in session)
     try:
         for statement in (*setup, *settings, *before):
