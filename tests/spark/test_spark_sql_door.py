@@ -193,6 +193,10 @@ def test_errors_are_typed_and_leave_no_snapshot(spark: SparkSession, wh: str) ->
         sql(spark, "CALL sys.compact(`table` => 'default.e', bogus => 1)")
     with pytest.raises(TableNotExistError):
         sql(spark, "SELECT * FROM paimon.default.missing")
+    with pytest.raises(TableNotExistError, match="default.missing"):
+        sql(spark, "SELECT * FROM missing")
+    with pytest.raises(TableNotExistError, match="default.missing"):
+        sql(spark, "SELECT * FROM default.missing")
     with pytest.raises(PaimonError):
         sql(spark, "CREATE TABLE e (k INT)")
     assert snapshot_ids(table(wh, "default.e")) == before

@@ -484,7 +484,22 @@ class _Runner:
             return True
         if not node.db and node.name.lower() in ctes:
             return False
-        return self._exists(f"{node.db or self.ctx.database}.{node.name}")
+        identifier = f"{node.db or self.ctx.database}.{node.name}"
+        if self._exists(identifier):
+            return True
+        spark_name = f"{node.db}.{node.name}" if node.db else node.name
+        if self.spark.catalog.tableExists(spark_name):
+            return False
+        if not node.db or self._database_exists(node.db):
+            raise TableNotExistError(identifier)  # neither ours nor Spark's: named as ours
+        return False
+
+    def _database_exists(self, database: str) -> bool:
+        try:
+            self.catalog.get_database(database)
+        except DatabaseNotExistError:
+            return False
+        return True
 
     def _relation(self, node: exp.Table, text: str, single: exp.Expr | None) -> DataFrame:
         identifier = f"{node.db or self.ctx.database}.{node.name}"
