@@ -60,6 +60,8 @@ $(ORACLE_CLASSES): $(PAIMON_JAR) $(PAIMON_S3_JAR) $(ORACLE_SRC) $(VENV)/.stamp
 
 demo: $(VENV)/.stamp
 	PYSPARK_PYTHON=$(abspath $(PY)) $(VENV)/bin/paimon-pyspark demo
+	PYSPARK_PYTHON=$(abspath $(PY)) $(VENV)/bin/paimon-pyspark sql --warehouse demo-warehouse \
+		--echo -f examples/sql/postpone_bucket_table.sql
 
 lint: $(VENV)/.stamp
 	$(VENV)/bin/ruff check src tests bench examples
