@@ -188,20 +188,20 @@ class WriteJob:
         """Write every batch of one task; on any failure the task's files are removed.
 
         ``bucket_column``: the rows' buckets, chosen by an assigner stage (dynamic buckets);
-        ``kind_column``: their row kinds (int8), as a cross-partition assigner left them.
+        ``kind_column``: their row kinds (int8), as a cross-partition assigner or a row-level
+        DELETE/UPDATE (spark/dml.py) left them.
         """
         table = self.ref.load()
 
         def put(write: TableWrite, data: pa.Table) -> None:
-            if bucket_column is None:
-                write.write_arrow(data)
-                return
-            buckets = data.column(bucket_column).to_numpy()
-            kinds = None
+            buckets = kinds = None
             if kind_column is not None:
                 kinds = data.column(kind_column).to_numpy(zero_copy_only=False)
                 data = data.drop_columns([kind_column])
-            write.write_arrow(data.drop_columns([bucket_column]), buckets, kinds)
+            if bucket_column is not None:
+                buckets = data.column(bucket_column).to_numpy()
+                data = data.drop_columns([bucket_column])
+            write.write_arrow(data, buckets, kinds)
 
         builder = BatchWriteBuilder(table, self.commit_user, self.overwrite)
         with builder.new_write(self._sequence_slot(table)) as write:

@@ -17,8 +17,7 @@ also delete the files they rewrote.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from functools import partial
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -50,7 +49,6 @@ from paimon_pyspark.store.postpone import known_num_buckets
 from paimon_pyspark.table.file_store_table import (
     FileStoreTable,
 )
-from paimon_pyspark.table.write_builder import BatchWriteBuilder
 from paimon_pyspark.write.table_write import TableWrite
 
 BUCKET_COLUMN = "_paimon_bucket"
@@ -410,32 +408,13 @@ def _write_fn(
     def write_task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         if drop_bucket:
             batches = (b.drop_columns([BUCKET_COLUMN]) for b in batches)
-        if kind_column is not None and bucket_column is None:
-            result = job.run_task(partial(_write_kinds, job, batches, kind_column))
-        else:
-            result = job.write_task(batches, bucket_column=bucket_column, kind_column=kind_column)
+        result = job.write_task(batches, bucket_column=bucket_column, kind_column=kind_column)
         yield pa.RecordBatch.from_arrays(
             [pa.array([result.to_bytes()], pa.binary())],
             schema=pa.schema([pa.field("record", pa.binary(), nullable=False)]),
         )
 
     return write_task
-
-
-def _write_kinds(
-    job: WriteJob, batches: Iterable[pa.RecordBatch], kind_column: str, table: FileStoreTable
-) -> Iterator[CommitMessage]:
-    """A write task whose rows carry their kinds but whose buckets the writer computes itself
-    (fixed buckets, postpone files): ``WriteJob.write_task`` takes kinds only with buckets."""
-    builder = BatchWriteBuilder(table, job.commit_user, job.overwrite)
-    with builder.new_write() as write:
-        if job.postpone_buckets is not None:
-            write.pin_postpone_buckets(job.postpone_buckets)
-        for batch in batches:
-            data = pa.Table.from_batches([batch])
-            kinds = data.column(kind_column).to_numpy(zero_copy_only=False)
-            write.write_arrow(data.drop_columns([kind_column]), None, kinds)
-        yield from write.prepare_commit()
 
 
 def _with_given_kinds(write: TableWrite, data: pa.Table, kind_column: str) -> pa.Table:
