@@ -24,6 +24,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
     BooleanType,
     IntegerType,
@@ -51,6 +52,7 @@ from paimon_pyspark.fs.options import fs_options
 from paimon_pyspark.procedures import calls
 from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.schema import Schema
+from paimon_pyspark.spark import dml
 from paimon_pyspark.spark import procedures as spark_procedures
 from paimon_pyspark.spark.datasource import COLUMNS, FILTER, PARALLELISM, PaimonPySparkDataSource
 from paimon_pyspark.spark.schema import spark_schema
@@ -281,8 +283,6 @@ class _Runner:
             self.catalog.create_table(identifier, schema)
             return self.empty()
         data = self.query(stmt.query, to_sql(stmt.query))
-        from pyspark.sql.pandas.types import to_arrow_schema
-
         schema = Schema.from_pyarrow_schema(
             to_arrow_schema(data.schema),
             partition_keys=stmt.partition_keys,
@@ -408,8 +408,6 @@ class _Runner:
         return (mode or "static").lower() == "dynamic"
 
     def delete(self, stmt: Delete) -> DataFrame:
-        from paimon_pyspark.spark import dml
-
         dml.delete(
             self.spark,
             self.warehouse,
@@ -420,8 +418,6 @@ class _Runner:
         return self.empty()
 
     def update(self, stmt: Update) -> DataFrame:
-        from paimon_pyspark.spark import dml
-
         dml.update(
             self.spark,
             self.warehouse,
