@@ -145,7 +145,7 @@ def test_prompt_reads_multiline_statements_survives_an_error_and_quits(
     captured = capsys.readouterr()
     errors = [line for line in captured.err.splitlines() if line.startswith("error: ")]
     assert len(errors) == 2
-    assert "TABLE_OR_VIEW_NOT_FOUND" in errors[0] and "`db`.`missing`" in errors[0]
+    assert errors[0] == "error: Table 'db.missing' does not exist."
     assert errors[1].startswith("error: SQL syntax error at line 1, column 7")
     assert "|1  |x;\ny|" in captured.out
     assert _ids(catalog, "db.t", "s") == ["x;\ny"]
