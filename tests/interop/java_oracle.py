@@ -717,3 +717,56 @@ def table_schema(
     "partitionKeys"}``."""
     result: dict[str, Any] = json.loads(oracle._java.tableSchema(_wh(warehouse), db, table))
     return result
+
+
+class JavaTags(NamedTuple):
+    """Java's TagManager: the tag names as SHOW TAGS sorts them, and each tag's snapshot id."""
+
+    names: list[str]
+    ids: dict[str, int]
+
+
+def create_tag_retained(
+    oracle: JavaOracle,
+    warehouse: str | os.PathLike[str],
+    db: str,
+    table: str,
+    tag: str,
+    snapshot_id: int,
+    time_retained: str,
+) -> None:
+    """Java's ``createTag(tag, snapshot_id, TimeUtils.parseDuration(time_retained))``."""
+    oracle._java.createTagRetained(_wh(warehouse), db, table, tag, snapshot_id, time_retained)
+
+
+def list_tags(
+    oracle: JavaOracle, warehouse: str | os.PathLike[str], db: str, table: str
+) -> JavaTags:
+    """The tags Java's TagManager finds in the table."""
+    raw = json.loads(oracle._java.listTags(_wh(warehouse), db, table))
+    return JavaTags(list(raw["names"]), {k: int(v) for k, v in raw["ids"].items()})
+
+
+def delete_tags(
+    oracle: JavaOracle, warehouse: str | os.PathLike[str], db: str, table: str, tags: str
+) -> None:
+    """Java's ``deleteTags(tags)`` (comma-separated names)."""
+    oracle._java.deleteTags(_wh(warehouse), db, table, tags)
+
+
+def rollback_to(
+    oracle: JavaOracle, warehouse: str | os.PathLike[str], db: str, table: str, version: str
+) -> None:
+    """Java's rollback: ``version`` of digits is a snapshot id, anything else a tag name."""
+    oracle._java.rollbackTo(_wh(warehouse), db, table, version)
+
+
+def read_system_table(
+    oracle: JavaOracle, warehouse: str | os.PathLike[str], db: str, table: str
+) -> JavaRead:
+    """Rows of the system table ``table`` (``'t$files'``) as Java's catalog and reader give
+    them, in Java's order, in the canonical encoding of ``read_table``."""
+    out = json.loads(oracle._java.readSystemTable(_wh(warehouse), db, table))
+    types: list[TypeJson] = out["types"]
+    rows = [[_from_wire(v, t) for v, t in zip(r, types, strict=True)] for r in out["rows"]]
+    return JavaRead(out["fields"], rows, types)

@@ -187,8 +187,8 @@ def test_errors_are_typed_and_leave_no_snapshot(spark: SparkSession, wh: str) ->
     assert syntax.value.line == 2
     with pytest.raises(UnsupportedStatementError, match="MERGE INTO"):
         sql(spark, "MERGE INTO e USING e2 ON e.k = e2.k WHEN MATCHED THEN DELETE")
-    with pytest.raises(UnsupportedStatementError, match="sys.create_tag"):
-        sql(spark, "CALL sys.create_tag('default.e', 't1')")
+    with pytest.raises(UnsupportedStatementError, match="sys.migrate_table"):
+        sql(spark, "CALL sys.migrate_table('default.e')")
     with pytest.raises(SqlError, match="no argument 'bogus'"):
         sql(spark, "CALL sys.compact(`table` => 'default.e', bogus => 1)")
     with pytest.raises(TableNotExistError):
@@ -216,3 +216,14 @@ def test_call_returns_javas_result_columns(spark: SparkSession, wh: str) -> None
     orphans = sql(spark, "CALL sys.remove_orphan_files(`table` => 'default.c', dry_run => true)")
     assert orphans.columns == ["deletedFileCount", "deletedFileTotalLenInBytes"]
     assert rows(spark, "SELECT k FROM c ORDER BY k") == [(0,), (1,), (2,)]
+    latest = table(wh, "default.c").snapshot_manager.latest()
+    assert latest is not None
+    assert rows(spark, "CALL sys.create_tag('default.c', 'before')") == [(True,)]
+    sql(spark, "INSERT INTO c VALUES (9, 9)").collect()
+    newest = table(wh, "default.c").snapshot_manager.latest()
+    assert newest is not None and newest.id > latest.id
+    rolled = rows(spark, "CALL sys.rollback(`table` => 'c', version => 'before')")
+    assert rolled == [(newest.id, latest.id)]
+    assert rows(spark, "SELECT k FROM c ORDER BY k") == [(0,), (1,), (2,)]
+    assert rows(spark, "CALL sys.delete_tag('default.c', 'before')") == [(True,)]
+    assert table(wh, "default.c").list_tags() == []

@@ -28,6 +28,18 @@ work); ``'db.*'`` covers every table of ``db``:
     CALL sys.remove_orphan_files(table => 'db.*', older_than => '2024-01-01 12:00:00')
     remove_orphan_files(catalog, "db.*", older_than="2024-01-01 12:00:00", dry_run=True)
 
+The tag procedures mirror CreateTagProcedure, DeleteTagProcedure, Spark's RollbackProcedure and
+Flink's RollbackToProcedure (maintenance/tags.py does the work):
+
+    CALL sys.create_tag(`table` => 'db.t', tag => 'v1', snapshot_id => 3, time_retained => '1 d')
+    create_tag(catalog, "db.t", "v1", 3, "1 d")
+    CALL sys.delete_tag(`table` => 'db.t', tag => 'v1,v2')
+    delete_tag(catalog, "db.t", "v1,v2")
+    CALL sys.rollback(table => 'db.t', version => 'v1')          -- Spark: digits are a snapshot id
+    rollback(catalog, "db.t", "v1")
+    CALL sys.rollback_to(`table` => 'db.t', snapshot_id => 3)    -- Flink
+    rollback_to(catalog, "db.t", snapshot_id=3)
+
 Each procedure is written once (calls.py: arguments.py parses, tasks.py plans and defines the
 tasks, pipeline.py the shape) and bound here to the in-process runner (in_process.py); the Spark
 twins, tasks on executors and one commit on the driver, are ``paimon_pyspark.spark.procedures``.
@@ -36,7 +48,14 @@ twins, tasks on executors and one commit on the driver, are ``paimon_pyspark.spa
 from __future__ import annotations
 
 from paimon_pyspark.procedures import calls
-from paimon_pyspark.procedures.calls import expire_snapshots
+from paimon_pyspark.procedures.calls import (
+    RollbackResult,
+    create_tag,
+    delete_tag,
+    expire_snapshots,
+    rollback,
+    rollback_to,
+)
 from paimon_pyspark.procedures.in_process import in_process
 from paimon_pyspark.procedures.pipeline import Progress
 
@@ -44,4 +63,15 @@ compact = in_process(calls.compact)
 rescale = in_process(calls.rescale)
 remove_orphan_files = in_process(calls.remove_orphan_files)
 
-__all__ = ["Progress", "compact", "expire_snapshots", "remove_orphan_files", "rescale"]
+__all__ = [
+    "Progress",
+    "RollbackResult",
+    "compact",
+    "create_tag",
+    "delete_tag",
+    "expire_snapshots",
+    "remove_orphan_files",
+    "rescale",
+    "rollback",
+    "rollback_to",
+]

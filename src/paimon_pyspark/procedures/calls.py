@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
-from paimon_pyspark.errors import InvalidArgumentError
+from paimon_pyspark.errors import CompactArgumentError, InvalidArgumentError, describe
 from paimon_pyspark.io.data_file import local_now_millis
+from paimon_pyspark.maintenance import tags as tag_ops
 from paimon_pyspark.maintenance.expire import ExpireConfig, ExpireSnapshots, parse_timestamp_ms
 from paimon_pyspark.maintenance.orphan_files import OrphanFilesClean, OrphanFilesResult
 from paimon_pyspark.procedures.arguments import (
@@ -196,3 +197,153 @@ def remove_orphan_files(
         clean = OrphanFilesClean(loaded.store, cutoff, dry_run, parallelism)
         result += runner.clean_orphan_files(clean, how, say)
     return result
+
+
+# --- tags ------------------------------------------------------------------------------------
+
+
+class RollbackResult(NamedTuple):
+    """Java's result row of ``CALL sys.rollback`` / ``sys.rollback_to``."""
+
+    previous_snapshot_id: int
+    current_snapshot_id: int
+
+
+def _snapshot_arg(procedure: str, name: str, value: object) -> int | None:
+    """A BIGINT argument: an int, or its digits as SQL text may bring them; None if not given."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str) and value.strip().isdecimal():
+        return int(value.strip())
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise InvalidArgumentError(
+        f"{procedure}: argument '{name}' must be a snapshot id (int), got {describe(value)}."
+    )
+
+
+def _text_arg(procedure: str, name: str, value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgumentError(
+            f"{procedure}: argument '{name}' must be a string, got {describe(value)}."
+        )
+    return value
+
+
+def create_tag(
+    catalog: FileSystemCatalog,
+    table: str,
+    tag: str,
+    snapshot_id: int | str | None = None,
+    time_retained: str | None = None,
+    snapshot: int | str | None = None,
+) -> None:
+    """Tag snapshot ``snapshot_id`` (the latest if None) of ``table``.
+
+    Java's ``CALL sys.create_tag(`table` => 'db.t', tag => 'v1', snapshot_id => 3,
+    time_retained => '1 d')`` (CreateTagProcedure: Flink calls the id ``snapshot_id``, Spark
+    ``snapshot``, at the same position; both names work here, not both at once). An existing
+    tag, a blank name, a missing snapshot or an empty table raise, as in Java.
+    """
+    name = "create_tag"
+    if snapshot_id is not None and snapshot is not None:
+        raise CompactArgumentError(
+            f"{name}: give the snapshot as 'snapshot_id' (Flink) or 'snapshot' (Spark), not both."
+        )
+    if snapshot is None:
+        sid = _snapshot_arg(name, "snapshot_id", snapshot_id)
+    else:
+        sid = _snapshot_arg(name, "snapshot", snapshot)
+    retained = _text_arg(name, "time_retained", time_retained)
+    catalog.get_table(table).create_tag(tag, sid, time_retained=retained)
+
+
+def delete_tag(catalog: FileSystemCatalog, table: str, tag: str) -> None:
+    """Delete the tags ``tag`` of ``table``: one name or several separated by commas.
+
+    Java's ``CALL sys.delete_tag(`table` => 'db.t', tag => 'v1,v2')`` (DeleteTagProcedure,
+    Table.deleteTags): each name is trimmed; a name with no tag is skipped with a warning, a
+    blank one raises. The files only a deleted tag kept (its snapshot expired) go with it.
+    """
+    names = _text_arg("delete_tag", "tag", tag)
+    if names is None:
+        raise InvalidArgumentError("delete_tag: argument 'tag' is required.")
+    tag_ops.delete_tags(catalog.get_table(table).store, names)
+
+
+def rollback(
+    catalog: FileSystemCatalog,
+    table: str,
+    version: str | int | None = None,
+    snapshot: int | str | None = None,
+    tag: str | None = None,
+) -> RollbackResult:
+    """Roll ``table`` back to a snapshot or a tag; returns (previous latest, rolled back to).
+
+    Spark's ``CALL sys.rollback(table => 'db.t', version => '3')`` (RollbackProcedure):
+    ``version`` of digits only is a snapshot id, anything else a tag name, so a tag named by
+    digits is reached with ``tag``; exactly one of ``version``, ``snapshot`` and ``tag``.
+    """
+    name = "rollback"
+    text = version if isinstance(version, str) else None
+    if isinstance(version, int) and not isinstance(version, bool):
+        text = str(version)
+    elif version is not None and text is None:
+        raise InvalidArgumentError(
+            f"{name}: argument 'version' is a snapshot id or a tag name, got {describe(version)}."
+        )
+    sid = _snapshot_arg(name, "snapshot", snapshot)
+    tag_name = _text_arg(name, "tag", tag)
+    if text is not None and text.strip():
+        if sid is not None or tag_name is not None:
+            raise CompactArgumentError(
+                f"{name}: only can set one of version/snapshot/tag in RollbackProcedure."
+            )
+        if text.isdecimal():
+            sid = int(text)
+        else:
+            tag_name = text
+    elif (sid is None) == (tag_name is None):
+        raise CompactArgumentError(
+            f"{name}: only can set one of version/snapshot/tag in RollbackProcedure."
+        )
+    return _rollback(catalog, table, sid, tag_name, name)
+
+
+def rollback_to(
+    catalog: FileSystemCatalog,
+    table: str,
+    tag: str | None = None,
+    snapshot_id: int | str | None = None,
+) -> RollbackResult:
+    """Flink's ``CALL sys.rollback_to(`table` => 'db.t', tag => 'v1')`` or ``snapshot_id =>
+    3`` (RollbackToProcedure): a non-blank ``tag`` wins, else ``snapshot_id``."""
+    name = "rollback_to"
+    tag_name = _text_arg(name, "tag", tag)
+    if tag_name is not None and tag_name.strip():
+        return _rollback(catalog, table, None, tag_name, name)
+    sid = _snapshot_arg(name, "snapshot_id", snapshot_id)
+    if sid is None:
+        raise CompactArgumentError(f"{name}: give 'tag' or 'snapshot_id'.")
+    return _rollback(catalog, table, sid, None, name)
+
+
+def _rollback(
+    catalog: FileSystemCatalog,
+    table: str,
+    snapshot_id: int | None,
+    tag_name: str | None,
+    procedure: str,
+) -> RollbackResult:
+    loaded = catalog.get_table(table)
+    latest = loaded.snapshot_manager.latest_id()
+    if latest is None:
+        raise InvalidArgumentError(
+            f"{procedure}: table '{table}': Latest snapshot is null, can not rollback."
+        )
+    target: int | str | None = tag_name if tag_name is not None else snapshot_id
+    assert target is not None
+    current = tag_ops.rollback_to(loaded.store, target)
+    return RollbackResult(latest, current)

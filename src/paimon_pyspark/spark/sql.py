@@ -650,7 +650,31 @@ def _params(procedure: Callable[..., Any]) -> tuple[str, ...]:
     return tuple(p for p in inspect.signature(procedure).parameters if p not in skip)
 
 
+def _create_tag(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    calls.create_tag(runner.catalog, **kwargs)
+    return (True,)
+
+
+def _delete_tag(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    calls.delete_tag(runner.catalog, **kwargs)
+    return (True,)
+
+
+def _rollback(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(calls.rollback(runner.catalog, **kwargs))
+
+
+def _rollback_to(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(calls.rollback_to(runner.catalog, **kwargs))
+
+
 _RESULT = StructType([StructField("result", BooleanType(), True)])
+_ROLLBACK = StructType(
+    [
+        StructField("previous_snapshot_id", LongType(), False),
+        StructField("current_snapshot_id", LongType(), False),
+    ]
+)
 _PROCEDURES = {
     "compact": _Procedure(_params(calls.compact), _RESULT, _compact),
     "rescale": _Procedure(_params(calls.rescale), _RESULT, _rescale),
@@ -669,6 +693,10 @@ _PROCEDURES = {
         ),
         _orphans,
     ),
+    "create_tag": _Procedure(_params(calls.create_tag), _RESULT, _create_tag),
+    "delete_tag": _Procedure(_params(calls.delete_tag), _RESULT, _delete_tag),
+    "rollback": _Procedure(_params(calls.rollback), _ROLLBACK, _rollback),
+    "rollback_to": _Procedure(_params(calls.rollback_to), _ROLLBACK, _rollback_to),
 }
 
 _HANDLERS: dict[type[Any], Callable[[_Runner, Any], DataFrame]] = {

@@ -10,6 +10,7 @@ fields) and org.apache.paimon.consumer.ConsumerManager (``consumer/consumer-<id>
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import os
 import re
@@ -216,7 +217,13 @@ class SnapshotManager:
 
 
 class TagManager:
-    """The table's tags: ``tag/tag-<name>`` files, each a snapshot kept alive by its name."""
+    """The table's tags: ``tag/tag-<name>`` files, each a snapshot kept alive by its name.
+
+    A tag file is the snapshot's JSON; one created with a retention also carries
+    ``tagCreateTime`` (a LocalDateTime as Jackson writes it, ``[y, m, d, h, mi, s, nanos]``) and
+    ``tagTimeRetained`` (seconds with nine decimals), Java's Tag. Readers take the snapshot
+    fields and ignore the rest, as Java's ``Tag.trimToSnapshot`` does.
+    """
 
     def __init__(self, file_io: FileIO, table_path: str) -> None:
         self.file_io = file_io
@@ -224,6 +231,18 @@ class TagManager:
 
     def tag_path(self, name: str) -> str:
         return os.path.join(self.tag_dir, TAG_PREFIX + name)
+
+    def tag_exists(self, name: str) -> bool:
+        return self.file_io.is_file(self.tag_path(name))
+
+    def get(self, name: str) -> Snapshot | None:
+        """The tagged snapshot, or None when there is no such tag."""
+        path = self.tag_path(name)
+        try:
+            text = self.file_io.read_text(path)
+        except CorruptTableError:
+            return None
+        return Snapshot.from_json(text, path)
 
     def tags(self) -> dict[str, Snapshot]:
         """Every tag by name. An unreadable tag file raises: expiry must not guess around it."""
@@ -239,10 +258,50 @@ class TagManager:
             out[name[len(TAG_PREFIX) :]] = Snapshot.from_json(text, path)
         return out
 
+    def tag_names(self) -> list[str]:
+        """Every tag's name, sorted by name as Java's SHOW TAGS and ``$tags`` list them."""
+        names = self.file_io.list_names(self.tag_dir)
+        return sorted(n[len(TAG_PREFIX) :] for n in names if n.startswith(TAG_PREFIX))
+
     def tagged_snapshots(self) -> list[Snapshot]:
         """The snapshots of all tags, one per id, sorted by id (Java's taggedSnapshots)."""
         by_id = {s.id: s for s in self.tags().values()}
         return [by_id[i] for i in sorted(by_id)]
+
+    def try_create(
+        self,
+        snapshot: Snapshot,
+        name: str,
+        time_retained_ms: int | None = None,
+        create_time: dt.datetime | None = None,
+    ) -> bool:
+        """Publish ``tag/tag-<name>`` create-if-absent; False when the name is taken.
+
+        Without a retention the file is the bare snapshot JSON, which Paimon 0.7 and older can
+        still read (Java's createOrReplaceTag writes it so for that reason).
+        """
+        text = snapshot.to_json()
+        if time_retained_ms is not None:
+            when = create_time or dt.datetime.now()
+            stamp = [when.year, when.month, when.day, when.hour, when.minute]
+            if when.second or when.microsecond:
+                stamp.append(when.second)
+            if when.microsecond:
+                stamp.append(when.microsecond * 1000)
+            seconds, millis = divmod(time_retained_ms, 1000)
+            extra = (
+                f'  "tagCreateTime" : [ {", ".join(str(v) for v in stamp)} ],\n'
+                f'  "tagTimeRetained" : {seconds}.{millis:03d}000000\n'
+            )
+            body = text.rstrip()
+            if not body.endswith("}"):
+                raise CorruptTableError(f"Snapshot {snapshot.id} JSON does not end with '}}'.")
+            text = body[:-1].rstrip() + ",\n" + extra + "}"
+        self.file_io.mkdirs(self.tag_dir)
+        return self.file_io.try_write_atomic(self.tag_path(name), text.encode("utf-8"))
+
+    def delete(self, name: str) -> None:
+        self.file_io.delete_quietly(self.tag_path(name))
 
 
 class ConsumerManager:

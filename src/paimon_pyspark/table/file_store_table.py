@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from paimon_pyspark.errors import InvalidArgumentError, UnsupportedOptionError, describe
 from paimon_pyspark.fs.file_io import FileIO
+from paimon_pyspark.maintenance import tags
 from paimon_pyspark.merge.merge_function import check_merge_options
 from paimon_pyspark.options import CoreOptions
 from paimon_pyspark.read.predicate import Predicate
@@ -22,7 +23,7 @@ from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.store.file_store import FileStore
-from paimon_pyspark.store.managers import SchemaManager, SnapshotManager
+from paimon_pyspark.store.managers import SchemaManager, SnapshotManager, TagManager
 from paimon_pyspark.store.manifest_io import ManifestIO
 from paimon_pyspark.table.write_builder import BatchWriteBuilder
 from paimon_pyspark.types.data_types import DataField, DataType
@@ -117,6 +118,10 @@ class FileStoreTable:
     def manifest_io(self) -> ManifestIO:
         return self.store.manifest_io
 
+    @property
+    def tag_manager(self) -> TagManager:
+        return TagManager(self.file_io, self.path)
+
     def partition_rel_path(self, values: list[Any]) -> str:
         return self.store.partition_rel_path(values)
 
@@ -186,3 +191,39 @@ class FileStoreTable:
             messages = write.prepare_commit()
         builder.new_commit().commit(messages)
         return int(rows.num_rows)
+
+    # --- tags (Java's Table.createTag/deleteTag/rollbackTo, pypaimon's names) ----------------
+
+    def create_tag(
+        self,
+        tag_name: str,
+        snapshot_id: int | None = None,
+        ignore_if_exists: bool = False,
+        time_retained: str | None = None,
+    ) -> None:
+        """Tag the latest snapshot, or ``snapshot_id`` (also an expired one that a tag keeps).
+
+        A tag keeps its snapshot's files through snapshot expiration. ``time_retained``
+        (``'1 d'``; default the table's ``tag.default-time-retained``) is recorded in the tag
+        file as Java records it. An existing name raises InvalidArgumentError unless
+        ``ignore_if_exists``; so do a blank name, a missing snapshot and an empty table.
+        """
+        tags.create_tag(self.store, tag_name, snapshot_id, ignore_if_exists, time_retained)
+
+    def delete_tag(self, tag_name: str) -> bool:
+        """Delete a tag; False if there was none. If its snapshot has expired, the files only
+        the tag kept are deleted too (maintenance/tags.py)."""
+        return tags.delete_tag(self.store, tag_name)
+
+    def list_tags(self) -> list[str]:
+        """The tag names, sorted by name as Java's SHOW TAGS lists them."""
+        return self.tag_manager.tag_names()
+
+    def rollback_to(self, target: int | str) -> None:
+        """Make snapshot ``target`` (an int) or tag ``target`` (a str) the latest snapshot.
+
+        The snapshots and tags after it are deleted, then the files only they used, in an
+        order where a crash leaves a table that reads as one of its snapshots
+        (maintenance/tags.py). A tag whose snapshot expired becomes a snapshot again.
+        """
+        tags.rollback_to(self.store, target)

@@ -1191,4 +1191,87 @@ public final class PaimonOracle {
             return MAPPER.writeValueAsString(out);
         }
     }
+
+    // ------------------------------------------------------------------ tags
+
+    /**
+     * Java's {@code createTag(tag, snapshotId, timeRetained)}: a tag file with tagCreateTime and
+     * tagTimeRetained ({@code timeRetained} as TimeUtils.parseDuration reads it).
+     */
+    public static void createTagRetained(
+            String warehouse, String db, String name, String tag, long id, String timeRetained)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            table(catalog, db, name)
+                    .createTag(tag, id, org.apache.paimon.utils.TimeUtils.parseDuration(timeRetained));
+        }
+    }
+
+    /**
+     * Java's TagManager: {"names": allTagNames() as SHOW TAGS sorts them, "ids": tag name to its
+     * snapshot id}.
+     */
+    public static String listTags(String warehouse, String db, String name) throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            org.apache.paimon.utils.TagManager tags = table(catalog, db, name).tagManager();
+            ObjectNode out = MAPPER.createObjectNode();
+            ArrayNode names = out.putArray("names");
+            List<String> sorted = new ArrayList<>(tags.allTagNames());
+            Collections.sort(sorted);
+            sorted.forEach(names::add);
+            ObjectNode ids = out.putObject("ids");
+            tags.tags().forEach((snapshot, tagNames) -> tagNames.forEach(t -> ids.put(t, snapshot.id())));
+            return MAPPER.writeValueAsString(out);
+        }
+    }
+
+    /** Java's {@code deleteTags(tags)}: comma-separated names, as DeleteTagProcedure passes them. */
+    public static void deleteTags(String warehouse, String db, String name, String tags)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            table(catalog, db, name).deleteTags(tags);
+        }
+    }
+
+    /**
+     * Java's rollback as Spark's RollbackProcedure reads {@code version}: all digits is a
+     * snapshot id ({@code rollbackTo(long)}), anything else a tag ({@code rollbackTo(String)}).
+     */
+    public static void rollbackTo(String warehouse, String db, String name, String version)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name);
+            if (!version.isEmpty() && version.chars().allMatch(Character::isDigit)) {
+                table.rollbackTo(Long.parseLong(version));
+            } else {
+                table.rollbackTo(version);
+            }
+        }
+    }
+
+    /**
+     * Rows of a system table ({@code t$snapshots}, {@code t$files}, ...) as Java's catalog
+     * resolves the {@code $} name and its reader returns them; same JSON as readTable.
+     */
+    public static String readSystemTable(String warehouse, String db, String name)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            Table table = catalog.getTable(Identifier.create(db, name));
+            RowType rowType = table.rowType();
+            ObjectNode out = MAPPER.createObjectNode();
+            ArrayNode fields = out.putArray("fields");
+            ArrayNode types = out.putArray("types");
+            for (DataField field : rowType.getFields()) {
+                fields.add(field.name());
+                types.add(MAPPER.readTree(JsonSerdeUtil.toJson(field.type())));
+            }
+            ArrayNode rows = out.putArray("rows");
+            ReadBuilder builder = table.newReadBuilder();
+            try (RecordReader<InternalRow> reader =
+                    builder.newRead().createReader(builder.newScan().plan())) {
+                reader.forEachRemaining(row -> rows.add(encodeRow(row, rowType)));
+            }
+            return MAPPER.writeValueAsString(out);
+        }
+    }
 }
