@@ -144,7 +144,7 @@ def test_java_rules_system_database_and_dollar(catalog: FileSystemCatalog, outsi
         lambda: catalog.get_table("sys.all_table_options"),
         lambda: catalog.create_table("db.t$snapshots", SCHEMA),
         lambda: catalog.create_table("db.t$branch_b", SCHEMA),
-        lambda: catalog.get_table("db.t$snapshots"),
+        lambda: catalog.get_table("db.t$branch_b"),
         lambda: catalog.drop_table("db.t$branch_b", ignore_if_not_exists=True),
         lambda: catalog.create_table("db.", SCHEMA),
         lambda: catalog.create_table(("db", ""), SCHEMA),

@@ -13,7 +13,7 @@ import dataclasses
 import os
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from paimon_pyspark.catalog.identifiers import (
     DB_SUFFIX,
@@ -22,11 +22,13 @@ from paimon_pyspark.catalog.identifiers import (
     is_valid_database_name,
     is_valid_table_name,
     parse_identifier,
+    parse_system_identifier,
 )
 from paimon_pyspark.errors import (
     CatalogError,
     DatabaseAlreadyExistError,
     DatabaseNotExistError,
+    IdentifierError,
     InvalidArgumentError,
     TableAlreadyExistError,
     TableNotExistError,
@@ -38,6 +40,7 @@ from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.managers import SchemaManager, SnapshotManager
 from paimon_pyspark.store.schema_change import SchemaChange
 from paimon_pyspark.table.file_store_table import FileStoreTable
+from paimon_pyspark.table.system_tables import SystemTable, load_system_table
 
 
 class FileSystemCatalog:
@@ -140,7 +143,14 @@ class FileSystemCatalog:
             raise TableAlreadyExistError(full)
 
     def get_table(self, identifier: str | tuple[str, str]) -> FileStoreTable:
-        db, name, path = self._locate(identifier)
+        """The table; a ``$`` name (``'db.t$snapshots'``, Java's syntax) gives the read-only
+        :class:`SystemTable` instead, at run time. Its static type stays FileStoreTable so the
+        many callers that write and read data tables keep theirs; typed code that opens a
+        system table calls :meth:`get_system_table`."""
+        db, name, system = parse_system_identifier(identifier)
+        if system is not None:
+            return cast(FileStoreTable, self.get_system_table(identifier))
+        db, name, path = self._locate((db, name))
         full = f"{db}.{name}"
         schema = SchemaManager(self.file_io, path).latest()
         if schema is None:
@@ -148,6 +158,18 @@ class FileSystemCatalog:
                 raise DatabaseNotExistError(db)
             raise TableNotExistError(full)
         return FileStoreTable(self.file_io.with_options(schema.options), path, full, schema)
+
+    def get_system_table(self, identifier: str | tuple[str, str]) -> SystemTable:
+        """The system table ``'db.t$<name>'`` (snapshots, schemas, options, files, manifests,
+        partitions, buckets, tags: Java's names and columns); IdentifierError for another
+        name, a branch (``t$branch_b``) or a name without ``$``."""
+        db, name, system = parse_system_identifier(identifier)
+        if system is None:
+            raise IdentifierError(
+                f"Table '{db}.{name}' is not a system table name; a system table is "
+                f"'{db}.{name}$<system table>', e.g. '{db}.{name}$snapshots'."
+            )
+        return load_system_table(self.get_table((db, name)).store, system)
 
     def alter_table(
         self,

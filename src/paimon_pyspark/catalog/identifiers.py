@@ -7,7 +7,8 @@ looking and lets ``../x``, ``/abs`` or ``.`` escape, which we do not copy.
 
 Java's rules kept here: ``sys`` is the system database (nothing is created or dropped in it;
 its global system tables are not provided here), ``$`` in a table name marks a system table
-(``t$snapshots``) or a branch (``t$branch_b``), neither of which this package serves, an empty
+(``t$snapshots``) or a branch (``t$branch_b``), so no table is created with one; the catalog
+opens ``t$<system table>`` read-only (:func:`parse_system_identifier`), never a branch; an empty
 table name is invalid, and a name with ``:`` cannot become a Hadoop path. Names are
 case-sensitive, as in Java's filesystem catalog (``case-sensitive`` defaults to true there).
 
@@ -100,6 +101,37 @@ def parse_identifier(identifier: object) -> tuple[str, str]:
     """``(database, table)`` of ``'db.table'`` or of a ``(database, table)`` tuple, both names
     checked. A string splits at its first ``.``, as Java's ``Identifier.fromString``: the
     table ``d.e`` of database ``db`` is ``'db.d.e'``."""
+    db, name = _split_identifier(identifier)
+    db = check_database_name(db)
+    return db, check_table_name(db, name)
+
+
+BRANCH_PREFIX = "branch_"
+
+
+def parse_system_identifier(identifier: object) -> tuple[str, str, str | None]:
+    """``(database, table, system table or None)``: ``'db.t$snapshots'`` names the system
+    table ``snapshots`` of ``db.t`` (Java's Identifier: the part after ``$``). The table name
+    passes :func:`check_table_name`; a branch (``t$branch_b``, ``t$branch_b$files``) or an
+    empty part raises IdentifierError."""
+    db, name = _split_identifier(identifier)
+    db = check_database_name(db)
+    if not isinstance(name, str) or SYSTEM_TABLE_SPLITTER not in name:
+        return db, check_table_name(db, name), None
+    parts = name.split(SYSTEM_TABLE_SPLITTER)
+    if any(p.startswith(BRANCH_PREFIX) for p in parts[1:]):
+        raise IdentifierError(
+            f"Table name '{db}.{name}': '$branch_' names a branch in Java Paimon; "
+            "paimon_pyspark does not open branches."
+        )
+    if len(parts) != 2 or not parts[1]:
+        raise IdentifierError(
+            f"Table name '{db}.{name}' must be '<table>$<system table>', e.g. 'orders$snapshots'."
+        )
+    return db, check_table_name(db, parts[0]), parts[1]
+
+
+def _split_identifier(identifier: object) -> tuple[object, object]:
     if isinstance(identifier, tuple):
         if len(identifier) != 2:
             raise IdentifierError(
@@ -118,8 +150,7 @@ def parse_identifier(identifier: object) -> tuple[str, str]:
             f"Table identifier {identifier!r} must be a string '<database>.<table>' or a "
             f"(database, table) tuple, not {type(identifier).__name__}."
         )
-    db = check_database_name(db)
-    return db, check_table_name(db, name)
+    return db, name
 
 
 def check_inside(warehouse: str, path: str, describe: str) -> str:
