@@ -71,6 +71,10 @@ def test_pack_splits_groups_as_spark_groups_files() -> None:
     groups = pack_splits([big, *small[:3]], 1, 4 * mb)
     assert groups[0] == [big] and sum(len(g) for g in groups) == 4  # 128 MiB at most
     assert pack_splits([], 2, 4 * mb) == []
+    # 8 files of 1.2 MiB on 2 cores: Spark's limit is half their weight, and a file joins a
+    # partition while its bytes (not its open cost) fit, so 2 tasks, not 3
+    eight = [_split(f"e{i}", [mb + mb // 5 + i]) for i in range(8)]
+    assert [len(g) for g in pack_splits(eight, 2, 4 * mb)] == [4, 4]
 
 
 def test_filter_and_columns_options_plan_and_read_only_what_they_keep(

@@ -5,6 +5,11 @@ data file is read with only the columns needed, mapped from the schema it was wr
 the current one by field id, filtered exactly, then projected; files are read concurrently.
 Primary-key tables: each split (one bucket) is merged per key first (read/kv_read.py), then
 filtered and projected; splits are read concurrently.
+
+The conjuncts of the filter on partition keys alone are evaluated once per split, on its
+partition values, with the same Arrow expression the rows would get: every row of a split
+holds those values, so a split they reject is not read, and rows of a split they accept are
+filtered by the remaining conjuncts only.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from paimon_pyspark.errors import InvalidArgumentError, describe
 from paimon_pyspark.io.data_file_reader import read_data_file
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.read.kv_read import merge_read
-from paimon_pyspark.read.predicate import Predicate
+from paimon_pyspark.read.predicate import CompoundPredicate, Predicate, PredicateBuilder
 from paimon_pyspark.read.scan import DataSplit, Plan
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
@@ -54,6 +59,11 @@ class TableRead:
             [pa.field(f.name, to_arrow_type(f.type), f.type.nullable) for f in self.output_fields]
         )
         self._filter = predicate.to_arrow_expression() if predicate else None
+        on_keys, rest = _by_partition(predicate, set(table.partition_keys))
+        self._partition_filter = on_keys.to_arrow_expression() if on_keys else None
+        self._rest_filter = rest.to_arrow_expression() if rest else None
+        self._partition_fields = list(table.table_schema.partition_fields())
+        self._verdicts: dict[bytes, bool | None] = {}
         self._merge_settings = MergeSettings.from_table(table) if table.primary_keys else None
 
     def to_arrow(self, splits: Sequence[DataSplit]) -> pa.Table:
@@ -92,6 +102,7 @@ class TableRead:
 
     def _parts(self, splits: Sequence[DataSplit]) -> list[pa.Table]:
         """Every split's rows, read concurrently: per file, or per merged bucket."""
+        splits = [s for s in splits if self._verdict(s) is not False]
         if self._merge_settings is not None:
             tasks: list[Callable[[], pa.Table]] = [partial(self._read_merged, s) for s in splits]
         else:
@@ -103,6 +114,8 @@ class TableRead:
 
     def _units(self, splits: Sequence[DataSplit]) -> Iterator[pa.Table]:
         for split in splits:
+            if self._verdict(split) is False:
+                continue
             if self._merge_settings is not None:
                 yield self._read_merged(split)
             else:
@@ -121,9 +134,7 @@ class TableRead:
 
     def _read_one(self, split: DataSplit, f: DataFileMeta) -> pa.Table:
         table = read_data_file(self.table, split.bucket_path, f, self.read_fields)
-        if self._filter is not None:
-            table = table.filter(self._filter)
-        return table.select(self.projection)
+        return self._filtered(split, table).select(self.projection)
 
     def _read_merged(self, split: DataSplit) -> pa.Table:
         """A primary-key split: merge its files per key, then filter and project."""
@@ -132,6 +143,47 @@ class TableRead:
         table = merge_read(
             self.table, split.bucket_path, split.files, self._merge_settings, postpone
         )
-        if self._filter is not None:
-            table = table.filter(self._filter)
-        return table.select(self.projection)
+        return self._filtered(split, table).select(self.projection)
+
+    def _filtered(self, split: DataSplit, table: pa.Table) -> pa.Table:
+        """The rows of ``split`` that match: by the conjuncts the partition does not decide
+        when it matches the others, by the whole filter when its values could not be judged."""
+        row_filter = self._rest_filter if self._verdict(split) else self._filter
+        return table if row_filter is None else table.filter(row_filter)
+
+    def _verdict(self, split: DataSplit) -> bool | None:
+        """Whether the filter's partition conjuncts hold for every row of ``split`` (True), for
+        none (False), or None when its partition values do not make an Arrow row."""
+        if self._partition_filter is None:
+            return True
+        if split.partition in self._verdicts:
+            return self._verdicts[split.partition]
+        verdict: bool | None
+        try:
+            row = pa.table(
+                [
+                    pa.array([v], to_arrow_type(f.type))
+                    for f, v in zip(self._partition_fields, split.partition_values, strict=True)
+                ],
+                names=[f.name for f in self._partition_fields],
+            )
+            verdict = row.filter(self._partition_filter).num_rows == 1
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            verdict = None
+        self._verdicts[split.partition] = verdict
+        return verdict
+
+
+def _by_partition(
+    predicate: Predicate | None, keys: set[str]
+) -> tuple[Predicate | None, Predicate | None]:
+    """``predicate`` as (its conjuncts on ``keys`` alone, the other conjuncts)."""
+    if predicate is None or not keys:
+        return None, predicate
+    if predicate.fields() <= keys:
+        return predicate, None
+    if isinstance(predicate, CompoundPredicate) and predicate.function == "and":
+        on_keys = [c for c in predicate.children if c.fields() <= keys]
+        rest = [c for c in predicate.children if not c.fields() <= keys]
+        return PredicateBuilder.and_predicates(on_keys), PredicateBuilder.and_predicates(rest)
+    return None, predicate

@@ -253,13 +253,23 @@ class PaimonReader(DataSourceReader):
         filter: str | None = None,
         parallelism: int = DEFAULT_PARALLELISM,
     ) -> None:
-        """``table``: ``ref`` as the driver loaded it, for the projection only; the reader
-        goes to the executors as ``ref`` and loads the table there."""
+        """``table``: ``ref`` as the planner loaded it, for the projection and ``partitions()``
+        (Spark calls both in the one planner process); the reader goes to the executors as
+        ``ref`` and loads the table there."""
         self.ref = ref
         self.filter = filter if filter is not None and filter.strip() else None
         self.parallelism = parallelism
         self.arrow_schema = spark_arrow_schema(schema)
         self.projection = _projection(table.field_names, schema.fieldNames(), ref.identifier)
+        self._table: FileStoreTable | None = table
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled for the executors without the planner's table: they load their own."""
+        return {k: v for k, v in self.__dict__.items() if k != "_table"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._table = None
 
     def _builder(self, table: FileStoreTable) -> ReadBuilder:
         rb = table.new_read_builder()
@@ -273,7 +283,7 @@ class PaimonReader(DataSourceReader):
         Each partition goes as versioned bytes (read/split_codec.py): Spark pickles the
         InputPartition to the executors, and nothing read from the warehouse goes there as a
         pickle of our objects."""
-        table = self.ref.load()
+        table = self._table if self._table is not None else self.ref.load()
         splits = self._builder(table).new_scan().plan().splits()
         if not table.primary_keys:  # nothing to merge: any file may go to any task
             splits = [replace(s, files=(f,)) for s in splits for f in s.files]
@@ -287,10 +297,12 @@ class PaimonReader(DataSourceReader):
         rb = self._builder(self.ref.load()).with_projection(self.projection)
         splits = decode_splits(partition.value, rb.store.partition_types)
         reader = rb.new_read().to_arrow_batch_reader(splits)
-        target = self.arrow_schema
+        types = self.arrow_schema.types
         for batch in reader:
-            columns = [batch.column(i).cast(target.field(i).type) for i in range(batch.num_columns)]
-            yield pa.RecordBatch.from_arrays(columns, schema=target)
+            columns = [
+                c if c.type == t else c.cast(t) for c, t in zip(batch.columns, types, strict=True)
+            ]
+            yield pa.RecordBatch.from_arrays(columns, schema=self.arrow_schema)
 
 
 def _projection(table_fields: list[str], wanted: list[str], identifier: str) -> list[str]:
@@ -310,22 +322,25 @@ def pack_splits(
 ) -> list[list[DataSplit]]:
     """Splits grouped into input partitions as Spark groups files (FilePartition): every
     split weighs its files' bytes plus ``open_cost`` per file, a partition holds up to
-    min(128 MiB, max(open_cost, total weight / parallelism)), filled largest first. One task
-    per small split costs more than reading it; this keeps the tasks few and still spreads a
-    large read over every core."""
+    min(128 MiB, max(open_cost, total weight / parallelism)), filled largest first ("next fit
+    decreasing"), and a split joins the current partition while the partition's weight plus the
+    split's bytes (its open cost not counted, as Spark counts it) stays within that. One task
+    per small split costs more than reading it; this keeps the tasks few (the 8 files of one
+    partition on 2 cores: 2 tasks, one wave) and still spreads a large read over every core."""
     if not splits:
         return []
-    weights = [sum(f.file_size + open_cost for f in s.files) for s in splits]
+    sizes = [sum(f.file_size for f in s.files) for s in splits]
+    weights = [size + open_cost * len(s.files) for size, s in zip(sizes, splits, strict=True)]
     limit = min(MAX_PARTITION_BYTES, max(open_cost, sum(weights) // max(1, parallelism)))
     groups: list[list[DataSplit]] = []
     current: list[DataSplit] = []
-    size = 0
-    for i in sorted(range(len(splits)), key=lambda i: -weights[i]):
-        if current and size + weights[i] > limit:
+    weight = 0
+    for i in sorted(range(len(splits)), key=lambda i: -sizes[i]):
+        if current and weight + sizes[i] > limit:
             groups.append(current)
-            current, size = [], 0
+            current, weight = [], 0
         current.append(splits[i])
-        size += weights[i]
+        weight += weights[i]
     if current:
         groups.append(current)
     return groups
