@@ -42,8 +42,10 @@ from pyspark.sql.types import StructType
 
 from paimon_pyspark.errors import (
     CatalogError,
+    CorruptRecordError,
     OptionError,
     SchemaMismatchError,
+    UnsupportedOperationError,
     UnsupportedOptionError,
 )
 from paimon_pyspark.fs.options import fs_options
@@ -63,6 +65,7 @@ from paimon_pyspark.spark.tables import (
 from paimon_pyspark.spark.write import commit_or_abort
 from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.table.file_store_table import FileStoreTable
+from paimon_pyspark.table.system_tables import SystemTable
 
 FILTER = "filter"
 """Reader option: a SQL boolean expression over the table's columns that the relation keeps."""
@@ -180,6 +183,10 @@ class PaimonDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> PaimonWriter:
         """``overwrite``: mode('overwrite') or INSERT OVERWRITE, a dynamic partition overwrite,
         or a static one with option ``overwrite-partition`` (``dt=2026-06-26,hr=10``)."""
+        if "$" in self.identifier:
+            raise UnsupportedOperationError(
+                f"Table '{self.identifier}' is a system table, which is read-only."
+            )
         ref, table = ensure_table(self.warehouse, self.identifier, schema, self.opts)
         if table.primary_keys and table.bucket_mode in (
             BucketMode.HASH_DYNAMIC,
@@ -277,6 +284,17 @@ class PaimonReader(DataSourceReader):
             rb = rb.with_filter(parse_predicate(self.filter, table.fields, self.ref.identifier))
         return rb
 
+    def _system_rows(self, table: object) -> pa.Table | None:
+        """A system table's rows (``db.t$files``), computed here on the driver: they are
+        metadata, small, and Java computes them the same way; None for a data table."""
+        if not isinstance(table, SystemTable):
+            return None
+        rb = table.new_read_builder()
+        if self.filter is not None:
+            rb = rb.with_filter(parse_predicate(self.filter, table.fields, self.ref.identifier))
+        rb = rb.with_projection(self.projection)
+        return rb.new_read().to_arrow(rb.new_scan().plan().splits())
+
     def partitions(self) -> Sequence[InputPartition]:
         """Splits packed into input partitions as Spark packs files (``pack_splits``); an append
         table's splits are cut into single files first, so a small read still uses every core.
@@ -284,6 +302,9 @@ class PaimonReader(DataSourceReader):
         InputPartition to the executors, and nothing read from the warehouse goes there as a
         pickle of our objects."""
         table = self._table if self._table is not None else self.ref.load()
+        rows = self._system_rows(table)
+        if rows is not None:
+            return [InputPartition(encode_rows(rows))]
         splits = self._builder(table).new_scan().plan().splits()
         if not table.primary_keys:  # nothing to merge: any file may go to any task
             splits = [replace(s, files=(f,)) for s in splits for f in s.files]
@@ -294,15 +315,48 @@ class PaimonReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:  # Spark reads one empty partition when we plan none
             return
-        rb = self._builder(self.ref.load()).with_projection(self.projection)
-        splits = decode_splits(partition.value, rb.store.partition_types)
-        reader = rb.new_read().to_arrow_batch_reader(splits)
         types = self.arrow_schema.types
-        for batch in reader:
+        if is_rows(partition.value):
+            batches: Iterator[pa.RecordBatch] = iter(decode_rows(partition.value).to_batches())
+        else:
+            rb = self._builder(self.ref.load()).with_projection(self.projection)
+            splits = decode_splits(partition.value, rb.store.partition_types)
+            batches = iter(rb.new_read().to_arrow_batch_reader(splits))
+        for batch in batches:
             columns = [
                 c if c.type == t else c.cast(t) for c, t in zip(batch.columns, types, strict=True)
             ]
             yield pa.RecordBatch.from_arrays(columns, schema=self.arrow_schema)
+
+
+ROWS_MAGIC = b"PPsy"
+ROWS_VERSION = 1
+
+
+def encode_rows(rows: pa.Table) -> bytes:
+    """A system table's rows for an executor: magic, version, an Arrow IPC stream."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, rows.schema) as writer:
+        writer.write_table(rows)
+    body: bytes = sink.getvalue().to_pybytes()
+    return ROWS_MAGIC + bytes([ROWS_VERSION]) + body
+
+
+def is_rows(value: object) -> bool:
+    return isinstance(value, bytes) and value[: len(ROWS_MAGIC)] == ROWS_MAGIC
+
+
+def decode_rows(value: bytes) -> pa.Table:
+    head = len(ROWS_MAGIC)
+    if value[head : head + 1] != bytes([ROWS_VERSION]):
+        raise CorruptRecordError(
+            f"System table rows of an unknown version {value[head : head + 1]!r}; this reader "
+            f"knows version {ROWS_VERSION}."
+        )
+    try:
+        return pa.ipc.open_stream(pa.py_buffer(value[head + 1 :])).read_all()
+    except pa.ArrowInvalid as e:
+        raise CorruptRecordError(f"System table rows do not decode: {e}") from None
 
 
 def _projection(table_fields: list[str], wanted: list[str], identifier: str) -> list[str]:
