@@ -7,6 +7,7 @@ changes what a table holds or how it is read, and that we do not implement, rais
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -28,6 +29,10 @@ PARTITION_LEGACY_NAME = "partition.legacy-name"
 STATS_MODE = "metadata.stats-mode"
 DATA_FILE_PREFIX = "data-file.prefix"
 SCAN_SNAPSHOT_ID = "scan.snapshot-id"
+SCAN_TAG_NAME = "scan.tag-name"
+SCAN_TIMESTAMP_MILLIS = "scan.timestamp-millis"
+SCAN_TIMESTAMP = "scan.timestamp"
+TIME_TRAVEL_KEYS = (SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP)
 COMMIT_MAX_RETRIES = "commit.max-retries"
 COMMIT_MIN_RETRY_WAIT = "commit.min-retry-wait"
 COMMIT_MAX_RETRY_WAIT = "commit.max-retry-wait"
@@ -95,9 +100,6 @@ _UNSUPPORTED_KEYS = {
     "data-file.external-paths",
     "data-file.path-directory",
     "record-level.expire-time",
-    "scan.timestamp-millis",
-    "scan.timestamp",
-    "scan.tag-name",
     "scan.watermark",
     "scan.file-creation-time-millis",
     "scan.bounded.watermark",
@@ -236,6 +238,37 @@ class CoreOptions:
     @property
     def scan_snapshot_id(self) -> int | None:
         return None if SCAN_SNAPSHOT_ID not in self.options else self._int(SCAN_SNAPSHOT_ID, 0)
+
+    @property
+    def scan_tag_name(self) -> str | None:
+        raw = self.options.get(SCAN_TAG_NAME)
+        return raw.strip() if raw and raw.strip() else None
+
+    @property
+    def scan_timestamp_millis(self) -> int | None:
+        """``scan.timestamp-millis``, or ``scan.timestamp`` (local time, as Java reads it with
+        the JVM's zone: ``yyyy-MM-dd[ HH:mm:ss[.SSS]]``) as epoch milliseconds."""
+        if SCAN_TIMESTAMP_MILLIS in self.options:
+            return self._int(SCAN_TIMESTAMP_MILLIS, 0)
+        raw = self.options.get(SCAN_TIMESTAMP)
+        if raw is None:
+            return None
+        try:
+            return round(datetime.datetime.fromisoformat(raw.strip()).timestamp() * 1000)
+        except ValueError:
+            raise OptionError(
+                f"{_where(self.table)}option '{SCAN_TIMESTAMP}' = '{raw}' must be a local time "
+                "such as '2026-11-26 12:00:00' or '2026-11-26'."
+            ) from None
+
+    def check_time_travel(self) -> None:
+        """At most one way to pick the snapshot to read (Java's startup-mode conflicts)."""
+        given = [k for k in TIME_TRAVEL_KEYS if self.options.get(k, "").strip()]
+        if len(given) > 1:
+            raise OptionError(
+                f"{_where(self.table)}options {', '.join(repr(k) for k in given)} each choose "
+                "the snapshot to read; set only one."
+            )
 
     @property
     def rowkind_field(self) -> str | None:
@@ -590,6 +623,7 @@ _RANGES: dict[str, _Range] = {
     MANIFEST_TARGET_FILE_SIZE: _POSITIVE_SIZE,
     MANIFEST_MERGE_MIN_COUNT: _INT,
     SCAN_SNAPSHOT_ID: _LONG,
+    SCAN_TIMESTAMP_MILLIS: _LONG,
     COMMIT_MAX_RETRIES: _INT,
     COMMIT_MIN_RETRY_WAIT: _DURATION,
     COMMIT_MAX_RETRY_WAIT: _DURATION,

@@ -247,7 +247,7 @@ def test_deletion_vectors_change_refused_as_java(catalog: FileSystemCatalog) -> 
     ("change", "error", "message"),
     [
         (SchemaChange.set_option("changelog-producer", "input"), UnsupportedOptionError, "input"),
-        (SchemaChange.set_option("scan.tag-name", "t1"), UnsupportedOptionError, "scan.tag-name"),
+        (SchemaChange.set_option("scan.watermark", "1"), UnsupportedOptionError, "scan.watermark"),
         (SchemaChange.set_option("file.format", "csv"), UnsupportedOptionError, "csv"),
         (SchemaChange.set_option("bucket", "0"), OptionError, "'bucket' = '0'"),
         (SchemaChange.set_option("bucket", "abc"), OptionError, "'bucket' = 'abc'"),

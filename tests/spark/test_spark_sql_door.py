@@ -222,6 +222,9 @@ def test_call_returns_javas_result_columns(spark: SparkSession, wh: str) -> None
     sql(spark, "INSERT INTO c VALUES (9, 9)").collect()
     newest = table(wh, "default.c").snapshot_manager.latest()
     assert newest is not None and newest.id > latest.id
+    assert rows(spark, "SELECT k FROM c VERSION AS OF 'before' ORDER BY k") == [(0,), (1,), (2,)]
+    far = "TIMESTAMP AS OF '2999-01-01 00:00:00'"
+    assert rows(spark, f"SELECT count(*) FROM c {far}") == [(4,)]
     rolled = rows(spark, "CALL sys.rollback(`table` => 'c', version => 'before')")
     assert rolled == [(newest.id, latest.id)]
     assert rows(spark, "SELECT k FROM c ORDER BY k") == [(0,), (1,), (2,)]

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from paimon_pyspark.errors import CorruptTableError, SnapshotExpiredError
+from paimon_pyspark.errors import CorruptTableError, InvalidArgumentError, SnapshotExpiredError
 from paimon_pyspark.read.predicate import FieldStats, Predicate
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
@@ -26,6 +26,7 @@ from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
+from paimon_pyspark.store.managers import TagManager
 from paimon_pyspark.store.manifest_io import merge_entries
 from paimon_pyspark.store.path_checks import name_problem
 from paimon_pyspark.store.paths import bucket_dir
@@ -98,7 +99,21 @@ class TableScan:
 
     def _snapshot(self) -> Snapshot | None:
         sm = self.store.snapshot_manager
-        wanted = self.store.options.scan_snapshot_id
+        options = self.store.options
+        options.check_time_travel()
+        tag = options.scan_tag_name
+        if tag is not None:
+            tagged = TagManager(self.store.file_io, self.store.path).get(tag)
+            if tagged is None:
+                raise CorruptTableError(
+                    f"Table '{self.store.name}': tag '{tag}' asked for by 'scan.tag-name' does "
+                    "not exist."
+                )
+            return tagged  # a tag keeps its snapshot's files even after expiry
+        at = options.scan_timestamp_millis
+        if at is not None:
+            return self._at_or_before(at)
+        wanted = options.scan_snapshot_id
         if wanted is None:
             return sm.latest()
         if not sm.snapshot_exists(wanted):
@@ -114,6 +129,30 @@ class TableScan:
                 f"does not exist (existing: {sm.list_ids()})."
             )
         return sm.snapshot(wanted)
+
+    def _at_or_before(self, millis: int) -> Snapshot:
+        """The latest snapshot committed at or before ``millis`` (Java's
+        earlierOrEqualTimeMills); none is an error, as in Java."""
+        sm = self.store.snapshot_manager
+        ids = sm.list_ids()
+        found: Snapshot | None = None
+        low, high = 0, len(ids) - 1
+        while low <= high:  # commit times grow with the id: a binary search, as Java's
+            mid = (low + high) // 2
+            snapshot = sm.snapshot(ids[mid])
+            if snapshot.time_millis <= millis:
+                found, low = snapshot, mid + 1
+            else:
+                high = mid - 1
+        if found is None:
+            earliest = sm.earliest_id()
+            first = None if earliest is None else sm.snapshot_if_exists(earliest)
+            raise InvalidArgumentError(
+                f"Table '{self.store.name}': there is no snapshot earlier than or equal to "
+                f"timestamp [{millis}]; the earliest snapshot's timestamp is "
+                f"[{None if first is None else first.time_millis}]."
+            )
+        return found
 
     def _entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
         mio = self.store.manifest_io

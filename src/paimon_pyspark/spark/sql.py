@@ -510,7 +510,7 @@ class _Runner:
             opts.update(hint.options)
         version = node.args.get("version")
         if version is not None:
-            opts["snapshot-id"] = _snapshot_id(version, identifier)
+            opts.update(_time_travel(version, identifier))
         if single is not None:
             table = self.catalog.get_table(identifier)
             columns = _used_columns(single, table)
@@ -525,20 +525,26 @@ class _Runner:
         return self.spark.read.format(PaimonPySparkDataSource.name()).options(**opts).load()
 
 
-def _snapshot_id(version: exp.Expr, identifier: str) -> str:
+def _time_travel(version: exp.Expr, identifier: str) -> dict[str, str]:
+    """``VERSION AS OF 3`` (a snapshot), ``VERSION AS OF 'tag'`` (a tag) and ``TIMESTAMP AS OF
+    '2026-11-26 12:00:00'`` (the snapshot at or before that local time), as Java's Spark
+    connector reads them."""
     kind = str(version.this).upper()
     value = version.expression
-    if kind != "VERSION":
+    while isinstance(value, (exp.Cast, exp.TryCast)):
+        value = value.this
+    if not isinstance(value, exp.Literal):
         raise UnsupportedStatementError(
-            f"Table '{identifier}': {kind} AS OF is not supported; use VERSION AS OF <snapshot id>."
+            f"Table '{identifier}': {kind} AS OF takes a literal, got {value.sql()}."
         )
-    if isinstance(value, exp.Literal) and not value.is_string and str(value.this).isdigit():
-        return str(int(value.this))
-    if isinstance(value, exp.Literal) and value.is_string and str(value.this).isdigit():
-        return str(int(value.this))
-    raise UnsupportedStatementError(
-        f"Table '{identifier}': VERSION AS OF {value.sql()} is not a snapshot id; tags come later."
-    )
+    text = str(value.this).strip()
+    if kind == "VERSION":
+        if text.isdigit():
+            return {"snapshot-id": str(int(text))}
+        return {"scan.tag-name": text}
+    if kind == "TIMESTAMP":
+        return {"scan.timestamp": text}
+    raise UnsupportedStatementError(f"Table '{identifier}': {kind} AS OF is not supported.")
 
 
 def _used_columns(tree: exp.Expr, table: FileStoreTable) -> list[str] | None:
