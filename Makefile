@@ -70,11 +70,8 @@ lint: $(VENV)/.stamp
 typecheck: $(VENV)/.stamp
 	$(VENV)/bin/mypy
 
-# Two workers: the Spark tests share one (one SparkSession per run, tests/conftest.py), the
-# Java, S3 and pure-Python tests run beside them.
 pytest: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(ORACLE_CLASSES)
-	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup \
-		$(PYTEST_ARGS)
+	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 test: lint typecheck pytest
 

@@ -17,18 +17,6 @@ from paimon_pyspark import CatalogFactory, FileSystemCatalog
 from paimon_pyspark.spark import register
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``make test`` runs two xdist workers (``--dist loadgroup``): every test that touches
-    Spark goes to one of them, so a run still has one SparkSession, and the fuzz suite to one,
-    so its summary is whole; the other tests (Java, S3, pure Python) run beside them."""
-    for item in items:
-        uses_spark = "spark" in getattr(item, "fixturenames", ())
-        if uses_spark or item.nodeid.startswith(("tests/spark/", "tests/cli/")):
-            item.add_marker(pytest.mark.xdist_group("spark"))
-        elif item.nodeid.startswith("tests/fuzz/"):
-            item.add_marker(pytest.mark.xdist_group("fuzz"))
-
-
 @pytest.fixture
 def warehouse(tmp_path: Path) -> str:
     return str(tmp_path / "warehouse")
