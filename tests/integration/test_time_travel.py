@@ -74,3 +74,8 @@ def test_one_way_to_choose_the_snapshot(table: FileStoreTable) -> None:
     table.create_tag("t1")
     with pytest.raises(OptionError, match="set only one"):
         keys(table.copy({"scan.tag-name": "t1", "scan.snapshot-id": "1"}))
+    commit(table, [2])
+    # a later copy's choice (an internal pin) replaces an earlier copy's
+    at_tag = table.copy({"scan.tag-name": "t1"})
+    assert keys(at_tag) == [1]
+    assert keys(at_tag.copy({"scan.snapshot-id": "2"})) == [1, 2]

@@ -118,9 +118,17 @@ class FileStore:
         return partition_path(self.partition_keys, texts)
 
     def copy(self, dynamic_options: Mapping[str, Any]) -> FileStore:
-        """The same store with options overridden (a pinned snapshot, another bucket count)."""
+        """The same store with options overridden (a pinned snapshot, another bucket count).
+
+        A copy that chooses the snapshot to read (``scan.snapshot-id``, ``scan.tag-name``,
+        ``scan.timestamp[-millis]``) replaces an earlier copy's choice: an internal pin on a
+        handle the user opened at a tag must not collide with the tag."""
+        new = {str(k): str(v) for k, v in dynamic_options.items()}
         merged = dict(self.dynamic_options)
-        merged.update({str(k): str(v) for k, v in dynamic_options.items()})
+        if any(k in new for k in opts.TIME_TRAVEL_KEYS):
+            for key in opts.TIME_TRAVEL_KEYS:
+                merged.pop(key, None)
+        merged.update(new)
         file_io = self.file_io.with_options(merged)
         return FileStore(file_io, self.path, self.name, self.table_schema, merged)
 
