@@ -49,12 +49,14 @@ from paimon_pyspark.errors import (
     UnsupportedOptionError,
 )
 from paimon_pyspark.fs.options import fs_options
+from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.split_codec import decode_splits, encode_splits
 from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
+from paimon_pyspark.spark.native import SKIP_RAW_SPLITS, is_raw
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.tables import (
     OVERWRITE_PARTITION,
@@ -115,6 +117,10 @@ class PaimonDataSource(DataSource):
             opts["scan.snapshot-id"] = snapshot
         return TableRef(self.warehouse, self.identifier, opts, fs_options(self.opts))
 
+    def table(self) -> FileStoreTable:
+        """The table as this relation reads it: its dynamic and time-travel options applied."""
+        return self._ref().load()
+
     def schema(self) -> StructType:
         """The table's columns, or those of option ``columns`` in its order; a bad ``filter``
         or ``columns`` fails here, at ``load()``."""
@@ -140,7 +146,10 @@ class PaimonDataSource(DataSource):
                     f"Table '{self.identifier}': the read schema names fields {outside} that "
                     f"option 'columns' leaves out (columns: {allowed})."
                 )
-        return PaimonReader(ref, table, schema, self.opts.get(FILTER), self._parallelism())
+        skip_raw = self.opts.get(SKIP_RAW_SPLITS, "false").lower() == "true"
+        return PaimonReader(
+            ref, table, schema, self.opts.get(FILTER), self._parallelism(), skip_raw
+        )
 
     def _parallelism(self) -> int:
         text = self.opts.get(PARALLELISM)
@@ -259,10 +268,13 @@ class PaimonReader(DataSourceReader):
         schema: StructType,
         filter: str | None = None,
         parallelism: int = DEFAULT_PARALLELISM,
+        skip_raw: bool = False,
     ) -> None:
         """``table``: ``ref`` as the planner loaded it, for the projection and ``partitions()``
         (Spark calls both in the one planner process); the reader goes to the executors as
-        ``ref`` and loads the table there."""
+        ``ref`` and loads the table there. ``skip_raw``: read only the splits that need a
+        merge (Spark's Parquet reader reads the others, spark/native.py)."""
+        self.skip_raw = skip_raw
         self.ref = ref
         self.filter = filter if filter is not None and filter.strip() else None
         self.parallelism = parallelism
@@ -306,6 +318,9 @@ class PaimonReader(DataSourceReader):
         if rows is not None:
             return [InputPartition(encode_rows(rows))]
         splits = self._builder(table).new_scan().plan().splits()
+        if self.skip_raw:
+            settings = MergeSettings.from_table(table.store) if table.primary_keys else None
+            splits = [s for s in splits if not is_raw(s, settings)]
         if not table.primary_keys:  # nothing to merge: any file may go to any task
             splits = [replace(s, files=(f,)) for s in splits for f in s.files]
         open_cost = table.options.source_split_open_file_cost

@@ -14,14 +14,13 @@ from decimal import Decimal
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import to_arrow_schema
 
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory, FileSystemCatalog
 from paimon_pyspark.procedures import rescale
 from paimon_pyspark.schema import Schema
 from paimon_pyspark.spark import register
 from paimon_pyspark.spark.procedures import compact as spark_compact
-from paimon_pyspark.spark.schema import spark_schema
+from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 
 Progress = Callable[[str], None]
 
@@ -84,7 +83,7 @@ def demo(spark: SparkSession, warehouse: str, rows: int, say: Progress) -> None:
     catalog = CatalogFactory.create({"warehouse": warehouse})
     catalog.create_database("demo", ignore_if_exists=True)
     data = orders(spark, rows)
-    arrow_schema = to_arrow_schema(data.schema)
+    arrow_schema = spark_arrow_schema(data.schema)
     catalog.create_table(
         "demo.orders",
         Schema.from_pyarrow_schema(arrow_schema, options={"bucket": "2", "bucket-key": "order_id"}),

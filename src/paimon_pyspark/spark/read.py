@@ -4,6 +4,8 @@ Spark does not hand a Python data source the columns a query needs, and filters 
 unsafe to use (spark/datasource.py), so the rows and columns to read are given here and bound
 to the relation: ``where`` prunes partitions and files by the manifests' stats and filters rows
 exactly, ``columns`` reads only those columns. Queries on the DataFrame may filter further.
+The files that need no merge are read by Spark's own Parquet reader (spark/native.py), which
+also prunes columns and row groups for each query on the DataFrame.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from paimon_pyspark.errors import InvalidArgumentError, describe
 from paimon_pyspark.spark.datasource import COLUMNS, FILTER, PARALLELISM, PaimonPySparkDataSource
+from paimon_pyspark.spark.native import native_frame
 
 
 def read(
@@ -62,9 +65,23 @@ def read(
         opts[COLUMNS] = ",".join(names)
     if snapshot_id is not None:
         opts["snapshot-id"] = str(snapshot_id)
+    return frame(spark, opts)
+
+
+def frame(spark: SparkSession, opts: dict[str, str]) -> DataFrame:
+    """The relation of the source options ``opts``: read by Spark's Parquet reader where the
+    files allow it (spark/native.py), by the Python source otherwise."""
     opts.setdefault(PARALLELISM, str(spark.sparkContext.defaultParallelism))
     # the source's own checks, here, so a bad table, filter or column raises its typed error
     # rather than Spark's AnalysisException around it
-    PaimonPySparkDataSource(opts).schema()
+    source = PaimonPySparkDataSource(opts)
+    source.schema()
     spark.dataSource.register(PaimonPySparkDataSource)
-    return spark.read.format(PaimonPySparkDataSource.name()).options(**opts).load()
+
+    def python_frame(options: Mapping[str, str]) -> DataFrame:
+        return spark.read.format(PaimonPySparkDataSource.name()).options(**options).load()
+
+    native = None
+    if "$" not in source.identifier:
+        native = native_frame(spark, source.table(), opts, python_frame)
+    return native if native is not None else python_frame(opts)

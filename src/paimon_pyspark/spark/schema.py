@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pyarrow as pa
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
@@ -41,5 +43,10 @@ def spark_schema(table: FileStoreTable) -> StructType:
 
 
 def spark_arrow_schema(schema: StructType) -> pa.Schema:
-    """The exact Arrow schema Spark expects batches of ``schema`` in (nullability included)."""
+    """The exact Arrow schema Spark expects batches of ``schema`` in (nullability included).
+
+    Spark's TIMESTAMP (an instant) travels as UTC microseconds; pyspark 4.3 asks for the zone
+    to label them with, earlier releases label them UTC themselves."""
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(schema, timezone="UTC")
     return to_arrow_schema(schema)

@@ -24,7 +24,6 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
     BooleanType,
     IntegerType,
@@ -54,8 +53,9 @@ from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.schema import Schema
 from paimon_pyspark.spark import dml
 from paimon_pyspark.spark import procedures as spark_procedures
-from paimon_pyspark.spark.datasource import COLUMNS, FILTER, PARALLELISM, PaimonPySparkDataSource
-from paimon_pyspark.spark.schema import spark_schema
+from paimon_pyspark.spark.datasource import COLUMNS, FILTER
+from paimon_pyspark.spark.read import frame
+from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.write import write
 from paimon_pyspark.sql.dialect import table_hint, to_sql
 from paimon_pyspark.sql.statements import (
@@ -284,7 +284,7 @@ class _Runner:
             return self.empty()
         data = self.query(stmt.query, to_sql(stmt.query))
         schema = Schema.from_pyarrow_schema(
-            to_arrow_schema(data.schema),
+            spark_arrow_schema(data.schema),
             partition_keys=stmt.partition_keys,
             primary_keys=stmt.primary_keys,
             options=stmt.options,
@@ -519,10 +519,7 @@ class _Runner:
             condition = _pushable_filter(single, table)
             if condition is not None:
                 opts[FILTER] = condition
-        opts.setdefault(PARALLELISM, str(self.spark.sparkContext.defaultParallelism))
-        PaimonPySparkDataSource(opts).schema()  # typed errors here, not Spark's around them
-        self.spark.dataSource.register(PaimonPySparkDataSource)
-        return self.spark.read.format(PaimonPySparkDataSource.name()).options(**opts).load()
+        return frame(self.spark, opts)
 
 
 def _time_travel(version: exp.Expr, identifier: str) -> dict[str, str]:

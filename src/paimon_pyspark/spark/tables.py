@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
@@ -26,6 +25,7 @@ from paimon_pyspark.errors import (
 from paimon_pyspark.fs.options import fs_options, is_fs_key
 from paimon_pyspark.schema import Schema
 from paimon_pyspark.spark.job import TableRef
+from paimon_pyspark.spark.schema import spark_arrow_schema
 from paimon_pyspark.table.file_store_table import FileStoreTable
 
 JOB_KEYS = {
@@ -40,6 +40,8 @@ JOB_KEYS = {
     "filter",
     "columns",
     "parallelism",
+    "native-read",
+    "skip-raw-splits",
 }
 
 
@@ -74,7 +76,7 @@ def ensure_table(
         db, _ = parse_identifier(identifier)
         catalog.create_database(db, ignore_if_exists=True)
         schema = Schema.from_pyarrow_schema(
-            to_arrow_schema(spark_schema),
+            spark_arrow_schema(spark_schema),
             partition_keys=_split(opts.get("partition-keys")),
             primary_keys=_split(opts.get("primary-keys")),
             options=extra,

@@ -1,0 +1,229 @@
+"""Spark's own Parquet reader for the files that need no merge (spark/native.py).
+
+Every read here is compared with the Python source (option ``native-read`` = ``false``) and with
+the core reader; the plan shows which reader Spark used.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+from paimon_pyspark import CatalogFactory, FileSystemCatalog, Schema
+from paimon_pyspark.errors import OptionError
+from paimon_pyspark.procedures import compact
+from paimon_pyspark.read.sql_predicate import parse_predicate
+from paimon_pyspark.spark import read, sql
+from paimon_pyspark.spark.native import spark_condition
+
+pytestmark = pytest.mark.slow
+
+SCHEMA = pa.schema(
+    [
+        ("dt", pa.string()),
+        ("id", pa.int64()),
+        ("tiny", pa.int8()),
+        ("small", pa.int16()),
+        ("flag", pa.bool_()),
+        ("name", pa.string()),
+        ("raw", pa.binary()),
+        ("price", pa.decimal128(12, 3)),
+        ("day", pa.date32()),
+        ("ts", pa.timestamp("ms")),
+        ("ts_us", pa.timestamp("us")),
+        ("ltz", pa.timestamp("us", tz="UTC")),
+        ("score", pa.float64()),
+    ]
+)
+DAYS = ["2026-11-01", "2026-11-02", "2026-11-03"]
+
+
+def _rows(lo: int, hi: int, version: int = 0) -> pa.Table:
+    ids = range(lo, hi)
+
+    def maybe(i: int, value: object) -> object:
+        return None if i % 7 == 3 else value
+
+    base = dt.datetime(2026, 11, 1, 12, 0, 0)
+    return pa.table(
+        {
+            "dt": [DAYS[i % 3] for i in ids],
+            "id": list(ids),
+            "tiny": [maybe(i, (i % 256) - 128) for i in ids],
+            "small": [maybe(i, i - 30000) for i in ids],
+            "flag": [maybe(i, i % 2 == 0) for i in ids],
+            "name": [maybe(i, f"n{i}_{version}" if i % 5 else "a_b%c") for i in ids],
+            "raw": [maybe(i, bytes([i % 256, version])) for i in ids],
+            "price": [maybe(i, decimal.Decimal(i * 1000 + version).scaleb(-3)) for i in ids],
+            "day": [maybe(i, dt.date(2026, 1, 1) + dt.timedelta(days=i)) for i in ids],
+            "ts": [maybe(i, base + dt.timedelta(milliseconds=i * 1001)) for i in ids],
+            "ts_us": [maybe(i, base + dt.timedelta(microseconds=i * 7)) for i in ids],
+            "ltz": [maybe(i, (base + dt.timedelta(seconds=i)).replace(tzinfo=dt.UTC)) for i in ids],
+            "score": [maybe(i, float("nan") if i % 11 == 0 else i / 4) for i in ids],
+        },
+        schema=SCHEMA,
+    )
+
+
+def _write(catalog: FileSystemCatalog, name: str, data: pa.Table) -> None:
+    table = catalog.get_table(name)
+    builder = table.new_batch_write_builder()
+    with builder.new_write() as write:
+        write.write_arrow(data)
+        builder.new_commit().commit(write.prepare_commit())
+
+
+def _sorted(df: DataFrame) -> list[tuple[object, ...]]:
+    """Rows in a fixed order, NaN as one value (two NaN floats never compare equal)."""
+
+    def value(v: object) -> object:
+        return "NaN" if isinstance(v, float) and math.isnan(v) else v
+
+    return sorted((tuple(value(v) for v in r) for r in df.collect()), key=repr)
+
+
+def _scan_kinds(df: DataFrame) -> set[str]:
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    kinds = set()
+    if "FileScan parquet" in plan:
+        kinds.add("parquet")
+    if "(Python)" in plan:
+        kinds.add("python")
+    return kinds
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> str:
+    return str(tmp_path / "wh")
+
+
+def _catalog(warehouse: str) -> FileSystemCatalog:
+    catalog = CatalogFactory.create({"warehouse": warehouse})
+    catalog.create_database("db", ignore_if_exists=True)
+    return catalog
+
+
+WHERES = [
+    None,
+    "dt = '2026-11-02'",
+    "dt IN ('2026-11-01', '2026-11-03') AND id > 40",
+    "id BETWEEN 10 AND 50 OR name LIKE 'a\\_b%'",
+    "name LIKE 'n1%' AND tiny < 0",
+    "name IS NULL OR flag = true",
+    "price >= 20.5 AND price < 70",
+    "day > DATE '2026-01-20' AND NOT (small = -29990)",
+    "ts < TIMESTAMP '2026-11-01 12:00:30.030' AND ts_us IS NOT NULL",
+    "ltz >= TIMESTAMP '2026-11-01 12:00:50' AND id NOT IN (55, 60)",
+    "score > 5",
+]
+
+
+def test_append_table_reads_through_spark_parquet_and_equals_the_python_source(
+    spark: SparkSession, warehouse: str
+) -> None:
+    catalog = _catalog(warehouse)
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"]))
+    _write(catalog, "db.t", _rows(0, 60))
+    _write(catalog, "db.t", _rows(60, 90, version=1))
+    for where in WHERES:
+        native = read(spark, warehouse, "db.t", where=where)
+        python = read(spark, warehouse, "db.t", where=where, options={"native-read": "false"})
+        kinds = _scan_kinds(native)
+        inexact = where is not None and ("score" in where or "\\" in where)
+        assert kinds == ({"python"} if inexact else {"parquet"}), (where, kinds)
+        assert _scan_kinds(python) == {"python"}
+        assert _sorted(native) == _sorted(python), where
+    assert read(spark, warehouse, "db.t").count() == 90
+
+
+def test_a_query_after_a_filtered_query_on_the_same_frame_returns_every_row(
+    spark: SparkSession, warehouse: str
+) -> None:
+    catalog = _catalog(warehouse)
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"]))
+    _write(catalog, "db.t", _rows(0, 60))
+    df = read(spark, warehouse, "db.t")
+    assert df.filter("id = 1").count() == 1
+    assert df.count() == 60
+    df.createOrReplaceTempView("native_reuse")
+    try:
+        assert spark.sql("SELECT * FROM native_reuse WHERE dt = '2026-11-01'").count() == 20
+        assert spark.sql("SELECT count(*) FROM native_reuse").collect()[0][0] == 60
+    finally:
+        spark.catalog.dropTempView("native_reuse")
+    # the frame stays at the snapshot it was read at, as its plan lists that snapshot's files
+    _write(catalog, "db.t", _rows(60, 70))
+    assert df.count() == 60
+    assert read(spark, warehouse, "db.t").count() == 70
+    assert read(spark, warehouse, "db.t", snapshot_id=1).count() == 60
+
+
+def test_primary_key_table_reads_compacted_buckets_natively_and_merges_the_rest(
+    spark: SparkSession, warehouse: str
+) -> None:
+    catalog = _catalog(warehouse)
+    schema = Schema.from_pyarrow_schema(
+        SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2"}
+    )
+    catalog.create_table("db.pk", schema)
+    _write(catalog, "db.pk", _rows(0, 60))
+    _write(catalog, "db.pk", _rows(30, 90, version=1))
+    assert compact(catalog, "db.pk", compact_strategy="full") is not None
+    full = read(spark, warehouse, "db.pk")
+    assert _scan_kinds(full) == {"parquet"}
+    python = read(spark, warehouse, "db.pk", options={"native-read": "false"})
+    assert _sorted(full) == _sorted(python)
+    # new level-0 files in one partition: that partition's buckets merge in Python
+    _write(catalog, "db.pk", _rows(0, 90, version=2).filter(pa.compute.field("dt") == DAYS[0]))
+    for where in (None, "id > 20 AND name IS NOT NULL", "dt <> '2026-11-02'"):
+        mixed = read(spark, warehouse, "db.pk", where=where, columns=["id", "name", "dt"])
+        assert _scan_kinds(mixed) == {"parquet", "python"}, where
+        python = read(
+            spark,
+            warehouse,
+            "db.pk",
+            where=where,
+            columns=["id", "name", "dt"],
+            options={"native-read": "false"},
+        )
+        assert _sorted(mixed) == _sorted(python), where
+    core = catalog.get_table("db.pk").new_read_builder()
+    expected = core.new_read().to_arrow(core.new_scan().plan().splits())
+    assert read(spark, warehouse, "db.pk").count() == expected.num_rows == 90
+    names = {r["id"]: r["name"] for r in read(spark, warehouse, "db.pk").collect()}
+    assert names[3] is None and names[6] == "n6_2" and names[34] == "n34_1"
+
+
+def test_sql_queries_read_natively_with_the_same_rows(spark: SparkSession, warehouse: str) -> None:
+    catalog = _catalog(warehouse)
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"]))
+    _write(catalog, "db.t", _rows(0, 60))
+    query = "SELECT dt, count(*) AS n, sum(price) AS p FROM db.t WHERE id >= 9 GROUP BY dt"
+    native = sql(spark, query, warehouse=warehouse)
+    python = sql(spark, query, warehouse=warehouse, options={"native-read": "false"})
+    assert _scan_kinds(native) == {"parquet"}
+    assert _sorted(native) == _sorted(python)
+    assert sum(r["n"] for r in native.collect()) == 51
+
+
+def test_native_read_option_is_checked(spark: SparkSession, warehouse: str) -> None:
+    catalog = _catalog(warehouse)
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"]))
+    _write(catalog, "db.t", _rows(0, 6))
+    with pytest.raises(OptionError, match="native-read"):
+        read(spark, warehouse, "db.t", options={"native-read": "yes"})
+
+
+def test_conditions_spark_cannot_match_exactly_are_left_to_the_python_source() -> None:
+    row_type = Schema.from_pyarrow_schema(SCHEMA).to_table_schema(0, 0, "db.t").fields
+    assert spark_condition(parse_predicate("score > 1", row_type, "db.t")) is None
+    assert spark_condition(parse_predicate("id > 1 OR score < 0", row_type, "db.t")) is None
+    assert spark_condition(parse_predicate("name LIKE 'a\\_b%'", row_type, "db.t")) is None
+    both = parse_predicate("id > 1 AND name LIKE 'x%'", row_type, "db.t")
+    assert spark_condition(both) is not None
