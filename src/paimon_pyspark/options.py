@@ -33,6 +33,14 @@ SCAN_TAG_NAME = "scan.tag-name"
 SCAN_TIMESTAMP_MILLIS = "scan.timestamp-millis"
 SCAN_TIMESTAMP = "scan.timestamp"
 TIME_TRAVEL_KEYS = (SCAN_SNAPSHOT_ID, SCAN_TAG_NAME, SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP)
+INCREMENTAL_BETWEEN = "incremental-between"
+INCREMENTAL_BETWEEN_TIMESTAMP = "incremental-between-timestamp"
+INCREMENTAL_BETWEEN_SCAN_MODE = "incremental-between-scan-mode"
+INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT = "incremental-between-tag-to-snapshot"
+INCREMENTAL_TO_AUTO_TAG = "incremental-to-auto-tag"
+INCREMENTAL_KEYS = (INCREMENTAL_BETWEEN, INCREMENTAL_BETWEEN_TIMESTAMP)
+SCAN_START_KEYS = (*TIME_TRAVEL_KEYS, *INCREMENTAL_KEYS)
+"""Every option that chooses what a batch scan reads (Java's startup modes): at most one."""
 COMMIT_MAX_RETRIES = "commit.max-retries"
 COMMIT_MIN_RETRY_WAIT = "commit.min-retry-wait"
 COMMIT_MAX_RETRY_WAIT = "commit.max-retry-wait"
@@ -103,8 +111,7 @@ _UNSUPPORTED_KEYS = {
     "scan.watermark",
     "scan.file-creation-time-millis",
     "scan.bounded.watermark",
-    "incremental-between",
-    "incremental-between-timestamp",
+    INCREMENTAL_TO_AUTO_TAG,  # needs Java's tag.creation-period naming of auto tags
     "scan.manifest.parallelism",
     "index-file-in-data-file-dir",
     "global-index.external-path",
@@ -262,13 +269,29 @@ class CoreOptions:
             ) from None
 
     def check_time_travel(self) -> None:
-        """At most one way to pick the snapshot to read (Java's startup-mode conflicts)."""
-        given = [k for k in TIME_TRAVEL_KEYS if self.options.get(k, "").strip()]
-        if len(given) > 1:
-            raise OptionError(
-                f"{_where(self.table)}options {', '.join(repr(k) for k in given)} each choose "
-                "the snapshot to read; set only one."
-            )
+        """At most one way to pick what a scan reads: Java's SchemaValidation of its startup
+        modes (from-timestamp, then from-snapshot, then incremental), whose words end the
+        message."""
+        given = [k for k in SCAN_START_KEYS if self.options.get(k, "").strip()]
+        if len(given) <= 1:
+            return
+        legal: tuple[str, ...]
+        if SCAN_TIMESTAMP_MILLIS in given or SCAN_TIMESTAMP in given:
+            mode, legal = "from-timestamp", (SCAN_TIMESTAMP_MILLIS, SCAN_TIMESTAMP)
+        elif SCAN_SNAPSHOT_ID in given or SCAN_TAG_NAME in given:
+            mode, legal = "from-snapshot", (SCAN_SNAPSHOT_ID, SCAN_TAG_NAME)
+        else:
+            mode, legal = "incremental", (*INCREMENTAL_KEYS, INCREMENTAL_TO_AUTO_TAG)
+        illegal = [k for k in given if k not in legal]
+        if illegal:
+            java = f"[{illegal[0]}] must be null when you set [{','.join(legal)}]"
+        else:
+            java = f"must set only one key in [{','.join(legal)}] when you use {mode} for scan.mode"
+        raise OptionError(
+            f"{_where(self.table)}options "
+            f"{', '.join(f'{k!r} = {self.options[k]!r}' for k in given)} each choose what to "
+            f"read; set only one ({java})."
+        )
 
     @property
     def rowkind_field(self) -> str | None:
@@ -624,6 +647,7 @@ _RANGES: dict[str, _Range] = {
     MANIFEST_MERGE_MIN_COUNT: _INT,
     SCAN_SNAPSHOT_ID: _LONG,
     SCAN_TIMESTAMP_MILLIS: _LONG,
+    INCREMENTAL_BETWEEN_SCAN_MODE: _Range("choice", choices=("auto", "delta", "changelog", "diff")),
     COMMIT_MAX_RETRIES: _INT,
     COMMIT_MIN_RETRY_WAIT: _DURATION,
     COMMIT_MAX_RETRY_WAIT: _DURATION,
@@ -668,6 +692,7 @@ _RANGES: dict[str, _Range] = {
             COMPACTION_FORCE_UP_LEVEL_0,
             COMPACTION_FORCE_REWRITE_ALL_FILES,
             FORCE_LOOKUP,
+            INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT,
             POSTPONE_BATCH_WRITE_FIXED_BUCKET,
             WRITE_ONLY,
             WRITE_COMPACTION_SKIP,

@@ -106,6 +106,7 @@ class Schema:
         _check_key_and_system_fields(names, partition_keys, primary_keys, options, table)
         opts.check_supported(options, table)
         opts.check_ranges(options, table, bool(primary_keys))
+        opts.CoreOptions(options, table).check_time_travel()
         check_merge_options(options, fields, primary_keys, table)
         check_format_types(fields, opts.CoreOptions(options).file_format, table)
         _validate_buckets(opts.CoreOptions(options), names, partition_keys, primary_keys, table)

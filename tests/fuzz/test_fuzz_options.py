@@ -265,7 +265,8 @@ def _create_commit_read(
     table = box.catalog.get_table(f"db.{name}")  # accepted at create: loads
     directory = table_path(box, name)
     committed: list[pa.Table] = []
-    comparable = not any(k.startswith("scan.") for k in all_options)
+    # options that choose what a read returns (a snapshot, a tag, the commits between two)
+    comparable = not any(k.startswith(("scan.", "incremental-")) for k in all_options)
 
     def commit(t: Any, data: pa.Table) -> None:
         with logged_tracebacks() as tracebacks:

@@ -32,6 +32,7 @@ from paimon_pyspark.errors import (
     InvalidArgumentError,
     TableAlreadyExistError,
     TableNotExistError,
+    UnsupportedOperationError,
     describe,
 )
 from paimon_pyspark.fs.file_io import FileIO
@@ -177,18 +178,27 @@ class FileSystemCatalog:
         changes: Sequence[SchemaChange],
         ignore_if_not_exists: bool = False,
     ) -> None:
-        """Apply ``changes`` (``SchemaChange.set_option`` / ``remove_option``) as one new schema
-        file, ``schema-<latest id + 1>``: Java's Catalog.alterTable.
+        """Apply ``changes`` (``SchemaChange.add_column``, ``drop_column``, ``rename_column``,
+        ``update_column_type``, ``set_option``, ...) as one new schema file,
+        ``schema-<latest id + 1>``: Java's Catalog.alterTable.
 
-        Once the table has a snapshot, Java's rules refuse some changes with SchemaChangeError
-        (store/schema_change.py: immutable options, ``bucket`` to or from -1, removing
-        ``bucket``, ...); the resulting options then pass the checks of CREATE TABLE
-        (unsupported options raise UnsupportedOptionError, out-of-range values OptionError).
+        Java's rules refuse some changes with SchemaChangeError (store/schema_change.py: a
+        column that exists or does not, dropping or retyping a key column, a type Java cannot
+        cast to, immutable options once the table has a snapshot, ...); the resulting schema then
+        passes the checks of CREATE TABLE (unsupported options raise UnsupportedOptionError,
+        out-of-range values OptionError). Files written before the change keep their schema id
+        and are read by field id (io/data_file_reader.py).
         A refused ALTER writes nothing. Racing ALTERs all land, one schema id each, in the
         order they publish; each is checked again on top of the ones that won before it.
         A missing table (or database) raises TableNotExistError, as in Java, unless
         ``ignore_if_not_exists``.
         """
+        db, name, system = parse_system_identifier(identifier)
+        if system is not None:
+            raise IdentifierError(
+                f"Cannot 'alterTable' for system table '{db}.{name}${system}', please use data "
+                "table."
+            )
         db, name, path = self._locate(identifier)
         full = f"{db}.{name}"
         if isinstance(changes, SchemaChange) or not isinstance(changes, Sequence):
@@ -200,7 +210,7 @@ class FileSystemCatalog:
             if not isinstance(change, SchemaChange):
                 raise InvalidArgumentError(
                     f"alter_table('{full}'): every change is a SchemaChange "
-                    f"(SchemaChange.set_option, SchemaChange.remove_option), got "
+                    f"(SchemaChange.add_column, SchemaChange.set_option, ...), got "
                     f"{describe(change)}."
                 )
         manager = SchemaManager(self.file_io, path)
@@ -229,6 +239,51 @@ class FileSystemCatalog:
         manager.commit_changes(
             list(changes), full, lambda: snapshots.latest_id() is not None, finish
         )
+
+    def rename_table(
+        self,
+        from_identifier: str | tuple[str, str],
+        to_identifier: str | tuple[str, str],
+        ignore_if_not_exists: bool = False,
+    ) -> None:
+        """Rename a table by renaming its directory: Java's FileSystemCatalog.renameTable.
+
+        As Java: a missing source raises TableNotExistError (unless ``ignore_if_not_exists``),
+        an existing target TableAlreadyExistError, a system table (``t$files``) IdentifierError;
+        the target may be in another database, which must exist. Nothing inside the table
+        names it, so its files, snapshots and schemas move unchanged. The rename is one
+        ``rename(2)`` of a local directory; on an object store (where a directory rename is a
+        copy of every object) it raises UnsupportedOperationError.
+        """
+        for ident in (from_identifier, to_identifier):
+            db, name, system = parse_system_identifier(ident)
+            if system is not None:
+                raise IdentifierError(
+                    f"Cannot 'renameTable' for system table '{db}.{name}${system}', please use "
+                    "data table."
+                )
+        from_db, from_name, from_path = self._locate(from_identifier)
+        to_db, to_name, to_path = self._locate(to_identifier)
+        if not SchemaManager(self.file_io, from_path).list_ids():
+            if ignore_if_not_exists:
+                return
+            raise TableNotExistError(f"{from_db}.{from_name}")
+        if SchemaManager(self.file_io, to_path).list_ids() or self.file_io.exists(to_path):
+            raise TableAlreadyExistError(f"{to_db}.{to_name}")
+        if not self.file_io.exists(self.database_path(to_db)):
+            raise DatabaseNotExistError(to_db)
+        if not self.file_io.is_local:
+            raise UnsupportedOperationError(
+                f"rename_table('{from_db}.{from_name}', '{to_db}.{to_name}'): renaming a table "
+                "directory on an object store copies every file and is not atomic; "
+                "paimon_pyspark renames tables on local filesystems only."
+            )
+        try:
+            os.rename(from_path, to_path)
+        except OSError as e:
+            raise CatalogError(
+                f"Failed to rename table {from_db}.{from_name} to table {to_db}.{to_name}: {e}"
+            ) from e
 
     def drop_table(
         self, identifier: str | tuple[str, str], ignore_if_not_exists: bool = False

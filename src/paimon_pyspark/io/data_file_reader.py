@@ -10,6 +10,7 @@ thin and full files read the same way. Compaction and the merge-on-read both rea
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import cast
 
 import numpy as np
 import pyarrow as pa
@@ -28,7 +29,15 @@ from paimon_pyspark.spec.key_value import (
 )
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.types.arrow import to_arrow_schema, to_arrow_type
-from paimon_pyspark.types.data_types import AtomicType, CharType, DataField
+from paimon_pyspark.types.data_types import (
+    ArrayType,
+    AtomicType,
+    CharType,
+    DataField,
+    DataType,
+    MapType,
+    RowType,
+)
 
 PARQUET_READ_BUFFER = 1024 * 1024
 """Bytes a batch reader reads of a Parquet column chunk at a time. pyarrow's default for a
@@ -145,8 +154,60 @@ class _ColumnMapping:
             if self.fmt == "orc" and isinstance(old.type, CharType) and not old.type.variable:
                 # Java's ORC writer pads CHAR(n) values and its reader strips the padding.
                 column = pc.utf8_rtrim(column, characters=" ")
-            arrays.append(column if column.type == target else column.cast(target))
+            if column.type == target:
+                arrays.append(column)
+            elif isinstance(old.type, RowType | ArrayType | MapType):
+                chunks = [_evolve(c, old.type, cur.type) for c in column.chunks]
+                arrays.append(pa.chunked_array(chunks, type=target))
+            else:
+                arrays.append(_cast(column, target))
         return pa.Table.from_arrays(arrays, schema=self.schema)
+
+
+def _evolve(array: pa.Array, old: DataType, new: DataType) -> pa.Array:
+    """A nested value written under ``old`` as ``new``: row fields matched by field id (added
+    ones null, renamed ones found, dropped ones left out), through arrays and map values, as
+    Java's nested schema evolution reads them; leaves are cast as :func:`_cast`."""
+    target = to_arrow_type(new)
+    if array.type == target:
+        return array
+    mask = array.is_null() if array.null_count else None
+    if isinstance(old, RowType) and isinstance(new, RowType):
+        by_id = {f.id: (i, f) for i, f in enumerate(old.fields)}
+        struct = cast(pa.StructArray, array)
+        children = []
+        for f in new.fields:
+            found = by_id.get(f.id)
+            if found is None:
+                children.append(pa.nulls(len(array), to_arrow_type(f.type)))
+            else:
+                children.append(_evolve(struct.field(found[0]), found[1].type, f.type))
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
+    if isinstance(old, ArrayType) and isinstance(new, ArrayType):
+        lists = cast(pa.ListArray, array)
+        values = _evolve(lists.values, old.element, new.element)
+        return pa.ListArray.from_arrays(lists.offsets, values, type=target, mask=mask)
+    if isinstance(old, MapType) and isinstance(new, MapType):
+        maps = cast(pa.MapArray, array)
+        items = _evolve(maps.items, old.value, new.value)
+        keys = _evolve(maps.keys, old.key, new.key)
+        return pa.MapArray.from_arrays(maps.offsets, keys, items, type=target, mask=mask)
+    return _cast(pa.chunked_array([array]), target).combine_chunks()
+
+
+def _cast(column: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
+    """A column written before an ``ALTER COLUMN ... TYPE``, as the new type.
+
+    Java's CastExecutors narrow integers by dropping the high bits (Java's ``(int)`` cast) and
+    timestamps by truncating to the new precision; Arrow's unchecked cast does both the same
+    way. Every other cast is checked, so a value Java would turn into something else (a
+    string that is no number) fails the read instead of reading differently.
+    """
+    source = column.type
+    unchecked = (pa.types.is_integer(source) and pa.types.is_integer(target)) or (
+        pa.types.is_timestamp(source) and pa.types.is_timestamp(target)
+    )
+    return column.cast(target, safe=not unchecked)
 
 
 def read_kv_records(store: FileStore, bucket_path: str, files: Sequence[DataFileMeta]) -> pa.Table:

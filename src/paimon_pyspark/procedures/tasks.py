@@ -172,7 +172,7 @@ class RescaleTasks(TaskPipeline[KeyedSplit, pa.Table]):
         return self.planned
 
     def source(self, table: FileStoreTable) -> FileStoreTable:
-        return table.copy({"scan.snapshot-id": str(self.snapshot_id)})
+        return table.copy({"scan.snapshot-id": str(self.snapshot_id)}, time_travel=False)
 
     def target(self, table: FileStoreTable) -> FileStoreTable:
         return FileStoreTable.of(rescaled_table(table.store, self.bucket_num))

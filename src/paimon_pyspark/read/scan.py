@@ -10,6 +10,9 @@ pruned by partition stats, entries by partition value, then
   dropped when no file can match, files one by one only when they form one sorted run above
   level 0), and every bucket is one split, since the merge needs all its files. With
   ``merge-engine = first-row`` level-0 files are skipped (Java's batchScanSkipLevel0).
+
+An incremental read (``incremental-between[-timestamp]``, read/incremental.py) plans the files
+that the commits in between added instead, filtered the same way.
 """
 
 from __future__ import annotations
@@ -19,10 +22,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from paimon_pyspark.errors import CorruptTableError, InvalidArgumentError, SnapshotExpiredError
+from paimon_pyspark.read.incremental import (
+    DeltaRange,
+    DiffRange,
+    IncrementalRange,
+    delta_snapshots,
+    earlier_or_equal,
+    incremental_range,
+)
 from paimon_pyspark.read.predicate import FieldStats, Predicate
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
-from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
+from paimon_pyspark.spec.manifest import KIND_ADD, ManifestEntry, ManifestFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
@@ -31,6 +42,7 @@ from paimon_pyspark.store.manifest_io import merge_entries
 from paimon_pyspark.store.path_checks import name_problem
 from paimon_pyspark.store.paths import bucket_dir
 from paimon_pyspark.store.postpone import order_postpone_files
+from paimon_pyspark.types.casts import is_implicit_widening
 from paimon_pyspark.types.data_types import DataType
 
 if TYPE_CHECKING:
@@ -50,6 +62,10 @@ class DataSplit:
     bucket: int
     bucket_path: str
     files: tuple[DataFileMeta, ...]
+    before_files: tuple[DataFileMeta, ...] | None = None
+    """Only in a primary-key split of an incremental diff (Java's IncrementalSplit): the files
+    of the bucket that the start snapshot had and the end has not; ``files`` are the reverse.
+    None elsewhere, and where a split's encoding dropped them (TableRead plans them again)."""
 
     @property
     def row_count(self) -> int:
@@ -89,6 +105,9 @@ class TableScan:
         return self
 
     def plan(self) -> Plan:
+        between = incremental_range(self.store)
+        if between is not None:
+            return self._incremental_plan(between)
         snapshot = self._snapshot()
         if snapshot is None:
             return Plan(None, ())
@@ -96,6 +115,10 @@ class TableScan:
         if self.primary_key:
             return Plan(snapshot.id, tuple(self._pk_splits(snapshot.id, entries)))
         return Plan(snapshot.id, tuple(self._pack(snapshot.id, entries)))
+
+    def snapshot(self) -> Snapshot | None:
+        """The snapshot a plan reads: the latest, or the one the time-travel option names."""
+        return self._snapshot()
 
     def _snapshot(self) -> Snapshot | None:
         sm = self.store.snapshot_manager
@@ -134,16 +157,7 @@ class TableScan:
         """The latest snapshot committed at or before ``millis`` (Java's
         earlierOrEqualTimeMills); none is an error, as in Java."""
         sm = self.store.snapshot_manager
-        ids = sm.list_ids()
-        found: Snapshot | None = None
-        low, high = 0, len(ids) - 1
-        while low <= high:  # commit times grow with the id: a binary search, as Java's
-            mid = (low + high) // 2
-            snapshot = sm.snapshot(ids[mid])
-            if snapshot.time_millis <= millis:
-                found, low = snapshot, mid + 1
-            else:
-                high = mid - 1
+        found = earlier_or_equal(sm, millis)
         if found is None:
             earliest = sm.earliest_id()
             first = None if earliest is None else sm.snapshot_if_exists(earliest)
@@ -157,7 +171,10 @@ class TableScan:
     def _entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
         mio = self.store.manifest_io
         metas = [m for m in mio.data_manifests(snapshot) if self._keep_manifest(m)]
-        merged = merge_entries(mio.read_entries(metas))
+        return self._kept(snapshot.id, merge_entries(mio.read_entries(metas)))
+
+    def _kept(self, snapshot_id: int, merged: list[ManifestEntry]) -> list[ManifestEntry]:
+        """The ADD entries of ``merged`` that the partition and file filters keep."""
         partition_ok: dict[bytes, bool] = {}
         out = []
         skip_level0 = self.primary_key and self.merge_engine == "first-row"
@@ -167,7 +184,7 @@ class TableScan:
             problem = name_problem(e.file.file_name)
             if problem is not None:
                 raise CorruptTableError(
-                    f"Table '{self.store.name}': snapshot {snapshot.id} lists data file "
+                    f"Table '{self.store.name}': snapshot {snapshot_id} lists data file "
                     f"{e.file.file_name!r}, which is {problem}; it is not read."
                 )
             if e.bucket == POSTPONE_BUCKET:  # invisible until compacted (onlyReadRealBuckets)
@@ -183,6 +200,67 @@ class TableScan:
             if ok and self._keep_file(e.file):
                 out.append(e)
         return out
+
+    def _incremental_plan(self, between: IncrementalRange) -> Plan:
+        """Splits of an incremental read: the APPEND deltas in between (a primary-key bucket is
+        one split, read unmerged), or the end's files the start had not (a primary-key split
+        also carries the start's files the end has not, ``before_files``, to compare with)."""
+        if isinstance(between, DeltaRange):
+            entries = [e for s in delta_snapshots(self.store, between) for e in self._delta(s)]
+            if self.primary_key:
+                return Plan(between.end, tuple(self._bucket_splits(between.end, entries, None)))
+            return Plan(between.end, tuple(self._pack(between.end, entries)))
+        if isinstance(between, DiffRange):
+            end_id = between.end.id
+            before = self._entries(between.start)
+            after = self._entries(between.end)
+            common = {_entry_id(e) for e in before} & {_entry_id(e) for e in after}
+            added = [e for e in after if _entry_id(e) not in common]
+            if not self.primary_key:
+                return Plan(end_id, tuple(self._pack(end_id, added)))
+            removed: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+            for e in before:
+                if _entry_id(e) not in common:
+                    removed.setdefault((e.partition, e.bucket), []).append(e.file)
+            return Plan(end_id, tuple(self._bucket_splits(end_id, added, removed)))
+        return Plan(None, ())
+
+    def _delta(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        """The files an APPEND snapshot added, filtered as a scan filters them; a delta that
+        deletes a file is refused, as Java refuses it."""
+        mio = self.store.manifest_io
+        metas = mio.read_manifest_list(snapshot.delta_manifest_list)
+        entries = mio.read_entries([m for m in metas if self._keep_manifest(m)])
+        deleted = [e.file.file_name for e in entries if e.kind != KIND_ADD]
+        if deleted:
+            raise CorruptTableError(
+                f"Table '{self.store.name}': APPEND snapshot {snapshot.id} deletes files "
+                f"{deleted[:3]}; an incremental read expects its delta to only add files."
+            )
+        return self._kept(snapshot.id, entries)
+
+    def _bucket_splits(
+        self,
+        snapshot_id: int,
+        entries: list[ManifestEntry],
+        before: dict[tuple[bytes, int], list[DataFileMeta]] | None,
+    ) -> list[DataSplit]:
+        """One split per primary-key bucket of an incremental read; a delta's files are dropped
+        one by one by value stats (they are read unmerged)."""
+        groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        for e in entries:
+            if before is not None or self._keep_by_value(e.file):
+                groups.setdefault((e.partition, e.bucket), []).append(e.file)
+        splits = []
+        for (partition, bucket), files in groups.items():
+            files.sort(key=lambda f: (f.level, f.min_sequence_number))
+            start = None if before is None else tuple(before.get((partition, bucket), ()))
+            values = tuple(deserialize_with_arity(partition, self.store.partition_types))
+            path = self._bucket_path(values, bucket)
+            splits.append(
+                DataSplit(snapshot_id, partition, values, bucket, path, tuple(files), start)
+            )
+        return splits
 
     def _keep_manifest(self, meta: ManifestFileMeta) -> bool:
         if self.partition_predicate is None:
@@ -263,7 +341,7 @@ class TableScan:
         stats_fields = list(schema.fields) if cols is None else [by_name[c] for c in cols]
         if not stats_fields:
             return {}
-        current_by_id = {fd.id: fd.name for fd in self.store.fields}
+        current_by_id = {fd.id: fd for fd in self.store.fields}
         decoded = self._decode_stats(
             f.value_stats.min_values,
             f.value_stats.max_values,
@@ -274,8 +352,14 @@ class TableScan:
         out = {}
         for fd in stats_fields:
             current = current_by_id.get(fd.id)
-            if current is not None and fd.name in decoded:
-                out[current] = decoded[fd.name]
+            # a column retyped since the file was written: its old bounds bound the new values
+            # only through a widening that keeps every value (else the column is unknown)
+            if (
+                current is not None
+                and fd.name in decoded
+                and is_implicit_widening(fd.type, current.type)
+            ):
+                out[current.name] = decoded[fd.name]
         return out
 
     @staticmethod
@@ -357,3 +441,9 @@ class TableScan:
                 if remaining <= 0:
                     break
         return splits
+
+
+def _entry_id(e: ManifestEntry) -> tuple[Any, ...]:
+    """What makes two entries the same file in an incremental diff (Java's ManifestEntry
+    equality: a file upgraded to another level is another entry)."""
+    return (e.total_buckets, *e.identifier())

@@ -4,7 +4,9 @@ Mirrors org.apache.paimon.table.source.TableRead. Append tables (raw-convertible
 data file is read with only the columns needed, mapped from the schema it was written with to
 the current one by field id, filtered exactly, then projected; files are read concurrently.
 Primary-key tables: each split (one bucket) is merged per key first (read/kv_read.py), then
-filtered and projected; splits are read concurrently.
+filtered and projected; splits are read concurrently. An incremental read of a primary-key
+table (read/incremental.py) reads a delta's records unmerged, without retractions, or, for a
+diff, merges the bucket's files of both sides and keeps the new or changed rows.
 
 The conjuncts of the filter on partition keys alone are evaluated once per split, on its
 partition values, with the same Arrow expression the rows would get: every row of a split
@@ -14,6 +16,7 @@ filtered by the remaining conjuncts only.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -25,9 +28,10 @@ import pyarrow as pa
 from paimon_pyspark.errors import InvalidArgumentError, describe
 from paimon_pyspark.io.data_file_reader import read_data_file
 from paimon_pyspark.merge.merge_function import MergeSettings
+from paimon_pyspark.read.incremental import DELTA, DIFF, added_records, diff_rows, incremental_mode
 from paimon_pyspark.read.kv_read import merge_read
 from paimon_pyspark.read.predicate import CompoundPredicate, Predicate, PredicateBuilder
-from paimon_pyspark.read.scan import DataSplit, Plan
+from paimon_pyspark.read.scan import DataSplit, Plan, TableScan
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.types.arrow import to_arrow_type
@@ -65,6 +69,9 @@ class TableRead:
         self._partition_fields = list(table.table_schema.partition_fields())
         self._verdicts: dict[bytes, bool | None] = {}
         self._merge_settings = MergeSettings.from_table(table) if table.primary_keys else None
+        self._incremental = incremental_mode(table) if table.primary_keys else None
+        self._before: dict[tuple[bytes, int], tuple[DataFileMeta, ...]] | None = None
+        self._before_lock = threading.Lock()
 
     def to_arrow(self, splits: Sequence[DataSplit]) -> pa.Table:
         parts = list(self._parts(self._splits("to_arrow", splits)))
@@ -139,11 +146,32 @@ class TableRead:
     def _read_merged(self, split: DataSplit) -> pa.Table:
         """A primary-key split: merge its files per key, then filter and project."""
         assert self._merge_settings is not None
-        postpone = split.bucket == POSTPONE_BUCKET  # with_scan_all_files: in write order
-        table = merge_read(
-            self.table, split.bucket_path, split.files, self._merge_settings, postpone
-        )
+        if self._incremental == DELTA:
+            table = added_records(self.table, split.bucket_path, split.files)
+        elif self._incremental == DIFF:
+            path, settings = split.bucket_path, self._merge_settings
+            before = merge_read(self.table, path, self._before_files(split), settings)
+            after = merge_read(self.table, path, split.files, settings)
+            table = diff_rows(before, after, self.table.trimmed_primary_keys)
+        else:
+            postpone = split.bucket == POSTPONE_BUCKET  # with_scan_all_files: in write order
+            table = merge_read(
+                self.table, split.bucket_path, split.files, self._merge_settings, postpone
+            )
         return self._filtered(split, table).select(self.projection)
+
+    def _before_files(self, split: DataSplit) -> tuple[DataFileMeta, ...]:
+        """The start snapshot's files of a diff split's bucket: the split's own, or, for a split
+        whose encoding dropped them (a Spark task's), those of the table's diff plan."""
+        if split.before_files is not None:
+            return split.before_files
+        with self._before_lock:
+            if self._before is None:
+                plan = TableScan(self.table, None, None).plan()
+                self._before = {
+                    (s.partition, s.bucket): s.before_files or () for s in plan.splits()
+                }
+            return self._before.get((split.partition, split.bucket), ())
 
     def _filtered(self, split: DataSplit, table: pa.Table) -> pa.Table:
         """The rows of ``split`` that match: by the conjuncts the partition does not decide

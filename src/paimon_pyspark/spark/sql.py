@@ -60,6 +60,7 @@ from paimon_pyspark.spark.write import write
 from paimon_pyspark.sql.dialect import table_hint, to_sql
 from paimon_pyspark.sql.statements import (
     CATALOG,
+    AlterTableColumns,
     AlterTableOptions,
     Call,
     CreateDatabase,
@@ -69,6 +70,7 @@ from paimon_pyspark.sql.statements import (
     DropTable,
     Insert,
     Query,
+    RenameTable,
     SetOption,
     ShowDatabases,
     ShowTables,
@@ -315,6 +317,21 @@ class _Runner:
         self.catalog.alter_table(
             self.identifier(stmt.name), changes, ignore_if_not_exists=stmt.if_exists
         )
+        return self.empty()
+
+    def alter_table_columns(self, stmt: AlterTableColumns) -> DataFrame:
+        self.catalog.alter_table(
+            self.identifier(stmt.name), stmt.changes, ignore_if_not_exists=stmt.if_exists
+        )
+        return self.empty()
+
+    def rename_table(self, stmt: RenameTable) -> DataFrame:
+        """A new name without a database stays in the source table's database."""
+        source = self.identifier(stmt.name)
+        new = stmt.new_name
+        if new.database is None:
+            new = TableName(new.table, source.split(".", 1)[0], new.catalog)
+        self.catalog.rename_table(source, self.identifier(new), ignore_if_not_exists=stmt.if_exists)
         return self.empty()
 
     def set_option(self, stmt: SetOption) -> DataFrame:
@@ -711,6 +728,8 @@ _HANDLERS: dict[type[Any], Callable[[_Runner, Any], DataFrame]] = {
     CreateTable: _Runner.create_table,
     DropTable: _Runner.drop_table,
     AlterTableOptions: _Runner.alter_table,
+    AlterTableColumns: _Runner.alter_table_columns,
+    RenameTable: _Runner.rename_table,
     SetOption: _Runner.set_option,
     Insert: _Runner.insert,
     Delete: _Runner.delete,

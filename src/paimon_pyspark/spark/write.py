@@ -340,7 +340,7 @@ def _plan_cross_partition(
         snapshot_id = str(snapshot.id) if snapshot is not None else ""
 
         def read_keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            pinned = ref.load().copy({"scan.snapshot-id": snapshot_id})
+            pinned = ref.load().copy({"scan.snapshot-id": snapshot_id}, time_travel=False)
             read = pinned.new_read_builder().with_projection(keys).new_read()
             for batch in batches:
                 for blob in batch.column(0).to_pylist():

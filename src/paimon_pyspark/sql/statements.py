@@ -15,6 +15,7 @@ from sqlglot import Token, TokenType, exp
 from paimon_pyspark.errors import SqlSyntaxError, UnsupportedStatementError
 from paimon_pyspark.sql.dialect import parse_expression, parse_one, table_hint, to_sql, tokenize
 from paimon_pyspark.sql.types import paimon_type
+from paimon_pyspark.store.schema_change import Move, SchemaChange
 from paimon_pyspark.types.data_types import DataType
 
 CATALOG = "paimon"
@@ -100,6 +101,26 @@ class AlterTableOptions:
 
 
 @dataclass(frozen=True)
+class AlterTableColumns:
+    """``ALTER TABLE t ADD COLUMNS / ADD COLUMN / DROP COLUMN / RENAME COLUMN / ALTER COLUMN``:
+    the schema changes, in statement order, as Paimon's Spark catalog makes them (an
+    ``ALTER COLUMN ... TYPE`` keeps the column's nullability)."""
+
+    name: TableName
+    changes: list[SchemaChange]
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class RenameTable:
+    """``ALTER TABLE t RENAME TO u``."""
+
+    name: TableName
+    new_name: TableName
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
 class Insert:
     name: TableName
     query: exp.Expr
@@ -151,6 +172,8 @@ Statement = (
     | CreateTable
     | DropTable
     | AlterTableOptions
+    | AlterTableColumns
+    | RenameTable
     | Insert
     | Delete
     | Update
@@ -432,9 +455,21 @@ def _alter(text: str, body: str) -> Statement:
     return AlterTableOptions(table, {}, keys)
 
 
-def _alter_set(node: exp.Alter, text: str) -> AlterTableOptions:
+def _alter_set(node: exp.Alter, text: str) -> Statement:
     if node.args.get("kind") != "TABLE":
         raise _unsupported(f"ALTER {node.args.get('kind')}", text)
+    table = node.this
+    if not isinstance(table, exp.Table):
+        raise SqlSyntaxError(f"Expected a table name in: {text}")
+    actions = node.args.get("actions") or []
+    if len(actions) == 1 and isinstance(actions[0], exp.AlterRename):
+        target = actions[0].this
+        if not isinstance(target, exp.Table):
+            raise SqlSyntaxError(f"Expected the new table name in: {text}")
+        return RenameTable(TableName.of(table), TableName.of(target), bool(node.args.get("exists")))
+    if actions and not any(isinstance(a, exp.AlterSet) for a in actions):
+        changes = [c for a in actions for c in _column_changes(a, text)]
+        return AlterTableColumns(TableName.of(table), changes, bool(node.args.get("exists")))
     options: dict[str, str] = {}
     for action in node.args.get("actions") or []:
         if not isinstance(action, exp.AlterSet):
@@ -453,10 +488,50 @@ def _alter_set(node: exp.Alter, text: str) -> AlterTableOptions:
                     raise _unsupported(f"ALTER TABLE ... SET {prop.sql()}", text)
     if not options:
         raise _unsupported("This ALTER TABLE", text)
-    table = node.this
-    if not isinstance(table, exp.Table):
-        raise SqlSyntaxError(f"Expected a table name in: {text}")
     return AlterTableOptions(TableName.of(table), options, [], bool(node.args.get("exists")))
+
+
+def _column_changes(action: exp.Expr, text: str) -> list[SchemaChange]:
+    """The schema changes of one column action of an ALTER TABLE (Spark's syntax)."""
+    if isinstance(action, exp.Schema):
+        return [c for item in action.expressions for c in _column_changes(item, text)]
+    if isinstance(action, exp.ColumnDef):
+        column = _column(action, spark_style=True)
+        position = action.args.get("position")
+        move = None
+        if isinstance(position, exp.ColumnPosition):
+            where = position.args.get("position")
+            if where == "FIRST":
+                move = Move.first(column.name)
+            elif where == "AFTER" and isinstance(position.this, exp.Column):
+                move = Move.after(column.name, position.this.name)
+            else:
+                raise _unsupported(f"ADD COLUMN ... {position.sql()}", text)
+        return [SchemaChange.add_column(column.name, column.type, column.comment, move)]
+    if isinstance(action, exp.Drop) and action.args.get("kind") in ("COLUMN", "COLUMNS"):
+        names: list[str] = []
+        for item in action.args.get("tables") or []:
+            parts = item.expressions if isinstance(item, exp.Schema) else [item]
+            names += [p.name for p in parts]
+        return [SchemaChange.drop_column(n) for n in names]
+    if isinstance(action, exp.RenameColumn):
+        old, new = action.this, action.args.get("to")
+        if not isinstance(old, exp.Column) or not isinstance(new, exp.Column):
+            raise SqlSyntaxError(f"Expected RENAME COLUMN a TO b in: {text}")
+        return [SchemaChange.rename_column(old.name, new.name)]
+    if isinstance(action, exp.AlterColumn) and not action.args.get("rename_to"):
+        name = action.this.name
+        dtype = action.args.get("dtype")
+        comment = action.args.get("comment")
+        allow_null = action.args.get("allow_null")
+        if isinstance(dtype, exp.DataType):
+            t = paimon_type(dtype, name, True)
+            return [SchemaChange.update_column_type(name, t, keep_nullability=True)]
+        if isinstance(comment, exp.Literal):
+            return [SchemaChange.update_column_comment(name, str(comment.this))]
+        if allow_null is not None:
+            return [SchemaChange.update_column_nullability(name, bool(action.args.get("drop")))]
+    raise _unsupported(f"ALTER TABLE ... {action.sql(dialect='spark')[:40]}", text)
 
 
 def _set_tokens(text: str, tokens: list[Token]) -> SetOption:
@@ -607,6 +682,7 @@ def _update(node: exp.Update, text: str) -> Update:
 
 
 __all__ = [
+    "AlterTableColumns",
     "AlterTableOptions",
     "Call",
     "Column",
@@ -617,6 +693,7 @@ __all__ = [
     "DropTable",
     "Insert",
     "Query",
+    "RenameTable",
     "SetOption",
     "ShowDatabases",
     "ShowTables",

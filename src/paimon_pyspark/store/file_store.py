@@ -68,6 +68,7 @@ class FileStore:
         self.options = opts.CoreOptions(merged, name)
         opts.check_supported(merged, name)
         opts.check_ranges(merged, name, bool(schema.primary_keys))
+        self.options.check_time_travel()
         check_format_types(list(schema.fields), self.options.file_format, name)
 
     # --- identity and schema -----------------------------------------------------------------
@@ -120,13 +121,16 @@ class FileStore:
     def copy(self, dynamic_options: Mapping[str, Any]) -> FileStore:
         """The same store with options overridden (a pinned snapshot, another bucket count).
 
-        A copy that chooses the snapshot to read (``scan.snapshot-id``, ``scan.tag-name``,
-        ``scan.timestamp[-millis]``) replaces an earlier copy's choice: an internal pin on a
-        handle the user opened at a tag must not collide with the tag."""
+        A copy that chooses what to read (``scan.snapshot-id``, ``scan.tag-name``,
+        ``scan.timestamp[-millis]``, ``incremental-between[-timestamp]``) replaces an earlier
+        copy's choice: an internal pin on a handle the user opened at a tag, or for an
+        incremental read, must not collide with it (a compaction or a cross-partition
+        bootstrap on such a handle reads the pinned snapshot whole). One copy that gives two
+        choices is refused, as Java's SchemaValidation refuses them."""
         new = {str(k): str(v) for k, v in dynamic_options.items()}
         merged = dict(self.dynamic_options)
-        if any(k in new for k in opts.TIME_TRAVEL_KEYS):
-            for key in opts.TIME_TRAVEL_KEYS:
+        if any(k in new for k in opts.SCAN_START_KEYS):
+            for key in opts.SCAN_START_KEYS:
                 merged.pop(key, None)
         merged.update(new)
         file_io = self.file_io.with_options(merged)

@@ -13,13 +13,19 @@ from typing import Any
 
 import pyarrow as pa
 
-from paimon_pyspark.errors import InvalidArgumentError, UnsupportedOptionError, describe
+from paimon_pyspark.errors import (
+    InvalidArgumentError,
+    PaimonError,
+    UnsupportedOptionError,
+    describe,
+)
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.maintenance import tags
 from paimon_pyspark.merge.merge_function import check_merge_options
-from paimon_pyspark.options import CoreOptions
+from paimon_pyspark.options import TIME_TRAVEL_KEYS, CoreOptions
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.read.read_builder import ReadBuilder
+from paimon_pyspark.read.scan import TableScan
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.store.file_store import FileStore
@@ -125,12 +131,15 @@ class FileStoreTable:
     def partition_rel_path(self, values: list[Any]) -> str:
         return self.store.partition_rel_path(values)
 
-    def copy(self, dynamic_options: Mapping[str, Any]) -> FileStoreTable:
+    def copy(self, dynamic_options: Mapping[str, Any], time_travel: bool = True) -> FileStoreTable:
         """The same table with options overridden for this handle only (pypaimon's copy).
 
         Options are strings, as in Java; ints and floats are taken as their text and bools as
         ``true``/``false``. Anything else (None, bytes, a list) is refused rather than turned
-        into its repr.
+        into its repr. A copy that reads an earlier snapshot (``scan.snapshot-id``,
+        ``scan.tag-name``, ``scan.timestamp[-millis]``) takes the schema that snapshot was
+        committed with, as Java's copy does; ``time_travel=False`` keeps the latest schema, for
+        a pin whose handle writes (Java's copyWithoutTimeTravel).
         """
         if not isinstance(dynamic_options, Mapping):
             raise InvalidArgumentError(
@@ -154,7 +163,10 @@ class FileStoreTable:
                     f"'{key}' the value {describe(value)}; a value is a string (or an int, float "
                     "or bool)."
                 )
-        return FileStoreTable.of(self.store.copy(options))
+        store = self.store.copy(options)
+        if time_travel and any(options.get(k, "").strip() for k in TIME_TRAVEL_KEYS):
+            store = _with_snapshot_schema(store)
+        return FileStoreTable.of(store)
 
     # --- builders ----------------------------------------------------------------------------
 
@@ -227,3 +239,16 @@ class FileStoreTable:
         (maintenance/tags.py). A tag whose snapshot expired becomes a snapshot again.
         """
         tags.rollback_to(self.store, target)
+
+
+def _with_snapshot_schema(store: FileStore) -> FileStore:
+    """``store`` with the schema of the snapshot its options travel to. A snapshot that cannot
+    be found leaves the store as it is: its scan raises the typed error when it plans."""
+    try:
+        snapshot = TableScan(store, None, None).snapshot()
+    except PaimonError:
+        return store
+    if snapshot is None or snapshot.schema_id == store.table_schema.id:
+        return store
+    schema = store.schema_manager.schema(snapshot.schema_id)
+    return FileStore(store.file_io, store.path, store.name, schema, store.dynamic_options)
