@@ -227,3 +227,26 @@ def test_conditions_spark_cannot_match_exactly_are_left_to_the_python_source() -
     assert spark_condition(parse_predicate("name LIKE 'a\\_b%'", row_type, "db.t")) is None
     both = parse_predicate("id > 1 AND name LIKE 'x%'", row_type, "db.t")
     assert spark_condition(both) is not None
+
+
+def test_partition_values_that_look_like_paths_or_globs_read_every_row(
+    spark: SparkSession, warehouse: str
+) -> None:
+    """Paimon escapes partition values in paths as Hive does (a path Spark would still read as a
+    glob would go to the Python source)."""
+    catalog = _catalog(warehouse)
+    schema = pa.schema([("p", pa.string()), ("id", pa.int64())])
+    catalog.create_table("db.odd", Schema.from_pyarrow_schema(schema, partition_keys=["p"]))
+    values = ["a b", "x:y%z=1", "c,d}e", "ü/ñ", "q[1]*?{2}"]
+    _write(
+        catalog,
+        "db.odd",
+        pa.table({"p": values * 2, "id": list(range(10))}, schema=schema),
+    )
+    for where in (None, "p = 'x:y%z=1'", "p <> 'a b'"):
+        native = read(spark, warehouse, "db.odd", where=where)
+        python = read(spark, warehouse, "db.odd", where=where, options={"native-read": "false"})
+        assert _sorted(native) == _sorted(python), where
+        assert len(_sorted(native)) == {None: 10, "p = 'x:y%z=1'": 2, "p <> 'a b'": 8}[where]
+    # every glob character is escaped in the partition path, so Spark reads them all
+    assert _scan_kinds(read(spark, warehouse, "db.odd")) == {"parquet"}

@@ -86,8 +86,14 @@ def is_raw(split: DataSplit, settings: MergeSettings | None) -> bool:
     return split.bucket != POSTPONE_BUCKET and raw_convertible(split.files, settings)
 
 
+_GLOB = frozenset("*?[]{}\\")
+"""Characters Spark's file source reads as a glob pattern in a path it is given."""
+
+
 def _file_ok(table: FileStoreTable, split: DataSplit) -> bool:
     current = table.table_schema
+    if _GLOB.intersection(split.bucket_path):
+        return False
     for f in split.files:
         if not f.file_name.lower().endswith(".parquet") or f.external_path is not None:
             return False
