@@ -28,14 +28,16 @@ class DatabaseAlreadyExistError(CatalogError):
 
 
 class TableNotExistError(CatalogError):
-    def __init__(self, identifier: str, hint: str = "") -> None:
-        super().__init__(f"Table '{identifier}' does not exist." + (f" {hint}" if hint else ""))
+    def __init__(self, identifier: object, hint: str = "") -> None:
+        """``identifier``: 'db.table', or as :func:`full_name` takes it (pypaimon's Identifier)."""
+        name = full_name(identifier)
+        super().__init__(f"Table '{name}' does not exist." + (f" {hint}" if hint else ""))
         self.identifier = identifier
 
 
 class TableAlreadyExistError(CatalogError):
-    def __init__(self, identifier: str) -> None:
-        super().__init__(f"Table '{identifier}' already exists.")
+    def __init__(self, identifier: object) -> None:
+        super().__init__(f"Table '{full_name(identifier)}' already exists.")
         self.identifier = identifier
 
 
@@ -183,3 +185,171 @@ def describe(value: object) -> str:
         return f"{kind.__module__}.{kind.__qualname__}"
     text = " ".join(repr(value).split())
     return f"{kind.__name__} {text[:60] + '...' if len(text) > 60 else text}"
+
+
+# --- pypaimon's names (pypaimon.catalog.catalog_exception) -----------------------------------
+# A pypaimon program's ``except TableNotExistException`` catches ours: the names we raise are
+# aliases of our classes, and those we do not raise yet are classes of this hierarchy that take
+# pypaimon's constructor arguments. An identifier argument may be a 'db.table' string, a
+# (database, table) pair, or pypaimon's Identifier (anything with ``get_full_name()``).
+
+CatalogException = CatalogError
+DatabaseNotExistException = DatabaseNotExistError
+DatabaseAlreadyExistException = DatabaseAlreadyExistError
+TableNotExistException = TableNotExistError
+TableAlreadyExistException = TableAlreadyExistError
+
+
+def full_name(identifier: object) -> str:
+    """``db.table`` for a string, a (database, table) pair or pypaimon's Identifier."""
+    if isinstance(identifier, str):
+        return identifier
+    if isinstance(identifier, tuple) and len(identifier) == 2:
+        return f"{identifier[0]}.{identifier[1]}"
+    get_full_name = getattr(identifier, "get_full_name", None)
+    if callable(get_full_name):
+        return str(get_full_name())
+    return str(identifier)
+
+
+class _ObjectError(CatalogError):
+    """A catalog object (view, function, ...) missing or already there; pypaimon's
+    ``(identifier)`` constructor. Not raised by the filesystem catalog, which has none."""
+
+    _what = "Object"
+    _state = "does not exist"
+
+    def __init__(self, identifier: object) -> None:
+        super().__init__(f"{self._what} '{full_name(identifier)}' {self._state}.")
+        self.identifier = identifier
+
+
+class DatabaseNoPermissionError(CatalogError):
+    def __init__(self, database: str) -> None:
+        super().__init__(f"No permission to access database '{database}'.")
+        self.database = database
+
+
+class TableNoPermissionError(_ObjectError):
+    _what, _state = "Table", "cannot be accessed: no permission"
+
+
+class ViewNotExistError(_ObjectError):
+    _what = "View"
+
+
+class ViewAlreadyExistError(_ObjectError):
+    _what, _state = "View", "already exists"
+
+
+class FunctionNotExistError(_ObjectError):
+    _what = "Function"
+
+
+class FunctionAlreadyExistError(_ObjectError):
+    _what, _state = "Function", "already exists"
+
+
+class ColumnNotExistError(SchemaChangeError, CatalogError):
+    """A schema change names a column the table does not have (pypaimon's
+    ColumnNotExistException); ``table`` is ours, for the message."""
+
+    def __init__(self, column: str, table: str = "") -> None:
+        where = f"Table '{table}': c" if table else "C"
+        super().__init__(f"{where}olumn '{column}' does not exist.")
+        self.column = column
+
+
+class ColumnAlreadyExistError(SchemaChangeError, CatalogError):
+    """A schema change adds or renames to a column the table has already (pypaimon's
+    ColumnAlreadyExistException); ``table`` is ours, for the message."""
+
+    def __init__(self, column: str, table: str = "") -> None:
+        where = f"Table '{table}': c" if table else "C"
+        super().__init__(f"{where}olumn '{column}' already exists.")
+        self.column = column
+
+
+class _NamedInTableError(CatalogError):
+    """A definition or dialect of a view, missing or already there: pypaimon's
+    ``(identifier, name)`` constructor."""
+
+    _what = "Definition"
+    _state = "does not exist"
+
+    def __init__(self, identifier: object, name: str) -> None:
+        super().__init__(f"{self._what} '{name}' {self._state} in '{full_name(identifier)}'.")
+        self.identifier = identifier
+        self.name = name
+
+
+class DefinitionNotExistError(_NamedInTableError):
+    pass
+
+
+class DefinitionAlreadyExistError(_NamedInTableError):
+    _state = "already exists"
+
+
+class DialectNotExistError(_NamedInTableError):
+    _what = "Dialect"
+
+
+class DialectAlreadyExistError(_NamedInTableError):
+    _what, _state = "Dialect", "already exists"
+
+
+class BranchNotExistError(CatalogError):
+    def __init__(self, branch: str) -> None:
+        super().__init__(f"Branch '{branch}' does not exist.")
+        self.branch = branch
+
+
+class BranchAlreadyExistError(CatalogError):
+    def __init__(self, branch: str) -> None:
+        super().__init__(f"Branch '{branch}' already exists.")
+        self.branch = branch
+
+
+class TagNotExistError(InvalidArgumentError, CatalogError):
+    """pypaimon's TagNotExistException; ``table`` is ours, for the message. An
+    InvalidArgumentError too, which is what a missing tag raised before it existed."""
+
+    def __init__(self, tag: str, table: str = "") -> None:
+        where = f"Table '{table}': t" if table else "T"
+        super().__init__(f"{where}ag '{tag}' does not exist.")
+        self.tag = tag
+
+
+class TagAlreadyExistError(InvalidArgumentError, CatalogError):
+    """pypaimon's TagAlreadyExistException (pypaimon 2.x); an InvalidArgumentError too, as
+    for :class:`TagNotExistError`."""
+
+    def __init__(self, tag: str, table: str = "") -> None:
+        where = f"Table '{table}': t" if table else "T"
+        super().__init__(f"{where}ag '{tag}' already exists.")
+        self.tag = tag
+
+
+class IllegalStateError(CatalogError):
+    """pypaimon 2.x's IllegalStateError; not raised by paimon_pyspark."""
+
+
+DatabaseNoPermissionException = DatabaseNoPermissionError
+TableNoPermissionException = TableNoPermissionError
+ViewNotExistException = ViewNotExistError
+ViewAlreadyExistException = ViewAlreadyExistError
+FunctionNotExistException = FunctionNotExistError
+FunctionAlreadyExistException = FunctionAlreadyExistError
+ColumnNotExistException = ColumnNotExistError
+ColumnAlreadyExistException = ColumnAlreadyExistError
+DefinitionNotExistException = DefinitionNotExistError
+DefinitionAlreadyExistException = DefinitionAlreadyExistError
+DialectNotExistException = DialectNotExistError
+DialectAlreadyExistException = DialectAlreadyExistError
+BranchNotExistException = BranchNotExistError
+BranchAlreadyExistException = BranchAlreadyExistError
+TagNotExistException = TagNotExistError
+TagAlreadyExistException = TagAlreadyExistError
+IllegalArgumentError = InvalidArgumentError
+"""pypaimon 2.x's name; ours is no CatalogError, since it is raised by every kind of call."""

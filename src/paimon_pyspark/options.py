@@ -65,6 +65,9 @@ COMPACTION_FORCE_REWRITE_ALL_FILES = "compaction.force-rewrite-all-files"
 COMPACTION_MIN_FILE_NUM = "compaction.min.file-num"
 COMPACTION_SMALL_FILE_RATIO = "compaction.small-file-ratio"
 SOURCE_SPLIT_OPEN_FILE_COST = "source.split.open-file-cost"
+SOURCE_SPLIT_TARGET_SIZE = "source.split.target-size"
+TARGET_FILE_ROW_NUM = "target-file-row-num"
+PRIMARY_KEY_NULLABLE = "primary-key.nullable"
 FORCE_LOOKUP = "force-lookup"
 POSTPONE_BATCH_WRITE_FIXED_BUCKET = "postpone.batch-write-fixed-bucket"
 POSTPONE_DEFAULT_BUCKET_NUM = "postpone.default-bucket-num"
@@ -102,6 +105,11 @@ _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
     "ignore-update-before": {"false"},
     # Java's spill codecs; Arrow IPC, which our spill files are, has no LZO
     SPILL_COMPRESSION: {"zstd", "lz4", "none"},
+    # Both came after Java 1.4.2 (which ignores them). Rolling by row count needs the limit
+    # in every writer's DataFileSettings; nullable keys need null-safe key merging. Only
+    # their defaults (Long.MAX_VALUE: no limit; false) are accepted until then.
+    TARGET_FILE_ROW_NUM: {str(2**63 - 1)},
+    PRIMARY_KEY_NULLABLE: {"false"},
 }
 _UNSUPPORTED_KEYS = {
     "partial-update.remove-record-on-sequence-group",
@@ -488,7 +496,13 @@ class CoreOptions:
 
     @property
     def source_split_open_file_cost(self) -> int:
+        """The least weight of a file when files are packed into splits (Java: 4 mb)."""
         return self._size(SOURCE_SPLIT_OPEN_FILE_COST, 4 * 1024 * 1024)
+
+    @property
+    def source_split_target_size(self) -> int:
+        """The weight a scan packs into one split of a bucket (Java: 128 mb)."""
+        return self._size(SOURCE_SPLIT_TARGET_SIZE, 128 * 1024 * 1024)
 
     def need_lookup(self, primary_key: bool) -> bool:
         """Java's CoreOptions.needLookup as far as implemented: ``first-row`` or ``force-lookup``
@@ -665,6 +679,7 @@ _RANGES: dict[str, _Range] = {
     COMPACTION_MIN_FILE_NUM: _INT,
     COMPACTION_SMALL_FILE_RATIO: _Range("double", lambda r: r >= 0, "0 or more"),
     SOURCE_SPLIT_OPEN_FILE_COST: _MEMORY,
+    SOURCE_SPLIT_TARGET_SIZE: _MEMORY,
     POSTPONE_DEFAULT_BUCKET_NUM: _at_least(1),
     SNAPSHOT_NUM_RETAINED_MIN: _at_least(1),
     SNAPSHOT_NUM_RETAINED_MAX: _INT,

@@ -22,9 +22,14 @@ Two Java behaviours shape every engine here:
 * A key with a single record is passed through untouched, without calling the merge function
   (``ReducerMergeFunctionWrapper``). So a lone -D survives a first-row merge without an error,
   and a lone -U in an aggregation table stays a -U (it is not turned into a negated +I).
-* Records of a key are ordered by the ``sequence.field`` columns (nulls first when ascending,
-  last when ``sequence.field.sort-order=descending``), then ``_SEQUENCE_NUMBER``, then
-  retractions before additions (``SortMergeReaderWithMinHeap``'s comparator).
+* Records of a key are ordered by the ``sequence.field`` columns (in
+  ``sequence.field.sort-order``, with NULL first in both directions, as the comparator Java's
+  ``UserDefinedSeqComparator`` generates: a null never outranks a value), then
+  ``_SEQUENCE_NUMBER``, then retractions before additions (``SortMergeReaderWithMinHeap``'s
+  comparator). The write buffer uses the same order; Java 1.4.2's ``SortBufferWriteBuffer``
+  sorts the sequence fields ascending whatever the sort order (fixed in Java 2.0, #7684), so
+  for a descending table only the records of one key written in one commit can merge
+  differently there.
 
 This module holds the settings (parsed from the table options and validated as Java's
 ``SchemaValidation`` / merge-function factories do), sorting, grouping and the dispatch; each
@@ -273,13 +278,14 @@ def _field_aggs(
 def sort_order(records: pa.Table, key_names: Sequence[str], settings: MergeSettings) -> np.ndarray:
     """Row indexes of ``records`` ordered by key, then user sequence fields, then
     ``_SEQUENCE_NUMBER`` (oldest first), then retractions before additions (Java's
-    SortMergeReader comparator). Java orders null sequence fields first when ascending and last
-    when descending; keys and system fields are NOT NULL. Float keys sort by Java's normalized
-    key (``float_keys``): NaN last, -0.0 before +0.0."""
+    SortMergeReader comparator). Null sequence fields come first in either direction: Java's
+    generated comparator returns "null is smaller" before it applies the direction, so a
+    record with a null sequence field never wins over one with a value. Keys and system fields
+    are NOT NULL. Float keys sort by Java's normalized key (``float_keys``): NaN last, -0.0
+    before +0.0."""
     seq_order = "ascending" if settings.sequence_ascending else "descending"
-    nulls = "at_start" if settings.sequence_ascending else "at_end"
     order = [(k, "ascending", "at_end") for k in key_names]
-    order += [(s, seq_order, nulls) for s in settings.sequence_fields]
+    order += [(s, seq_order, "at_start") for s in settings.sequence_fields]
     order.append((SEQUENCE_NUMBER, "ascending", "at_end"))
     is_add = pc.invert(pc.is_in(records.column(VALUE_KIND), pa.array(RETRACTS, pa.int8())))
     tmp = "__paimon_merge_is_add"

@@ -23,6 +23,7 @@ class ReadBuilder:
         self.store = store
         self._projection: list[str] | None = None
         self._predicate: Predicate | None = None
+        self._partition_filter: Predicate | None = None
         self._limit: int | None = None
 
     def with_projection(self, projection: list[str]) -> ReadBuilder:
@@ -52,6 +53,33 @@ class ReadBuilder:
         self._predicate = predicate
         return self
 
+    def with_partition_filter(self, partition_filter: Predicate | None) -> ReadBuilder:
+        """Read only the partitions ``partition_filter`` accepts (pypaimon 2's name).
+
+        A predicate over partition keys only, from ``new_predicate_builder()``; it is ANDed
+        with ``with_filter``'s, whichever was given first, and prunes whole partitions before
+        any manifest entry is read, as a partition conjunct of ``with_filter`` does. A field
+        that is not a partition key raises PredicateError.
+        """
+        name = self.store.name
+        if partition_filter is not None and not isinstance(partition_filter, Predicate):
+            raise InvalidArgumentError(
+                f"Table '{name}': ReadBuilder.with_partition_filter(partition_filter) takes a "
+                f"Predicate from new_predicate_builder(), or None, got "
+                f"{describe(partition_filter)}."
+            )
+        if partition_filter is not None:
+            check_fields(partition_filter, self.store.fields, name)
+            others = sorted(partition_filter.fields() - set(self.store.partition_keys))
+            if others:
+                raise PredicateError(
+                    f"Table '{name}': ReadBuilder.with_partition_filter(partition_filter) names "
+                    f"{others}, which are not partition keys (partition keys: "
+                    f"{self.store.partition_keys})."
+                )
+        self._partition_filter = partition_filter
+        return self
+
     def with_limit(self, limit: int | None) -> ReadBuilder:
         """Read at most ``limit`` rows (None: all)."""
         if limit is not None and (
@@ -73,7 +101,11 @@ class ReadBuilder:
         return RowType(tuple(by_name[n] for n in names))
 
     def new_scan(self) -> TableScan:
-        return TableScan(self.store, self._predicate, self._limit)
+        return TableScan(self.store, self._filter(), self._limit)
 
     def new_read(self) -> TableRead:
-        return TableRead(self.store, self._projection, self._predicate, self._limit)
+        return TableRead(self.store, self._projection, self._filter(), self._limit)
+
+    def _filter(self) -> Predicate | None:
+        given = [p for p in (self._partition_filter, self._predicate) if p is not None]
+        return PredicateBuilder.and_predicates(given)

@@ -4,12 +4,17 @@ Mirrors org.apache.paimon.table.source.{DataTableBatchScan, DataSplit} and the f
 org.apache.paimon.operation.{AppendOnlyFileStoreScan, KeyValueFileStoreScan}: manifests are
 pruned by partition stats, entries by partition value, then
 
-* append tables: files by their value stats, packed per bucket into ~128 MiB splits;
+* append tables: files by their value stats, packed per bucket into splits of
+  ``source.split.target-size`` (each file weighing at least ``source.split.open-file-cost``;
+  Java's AppendOnlySplitGenerator);
 * primary-key tables: files by the stats of their key fields only (a newer file of a key must
   never be skipped while an older one is read), buckets as a whole by value stats (a bucket is
   dropped when no file can match, files one by one only when they form one sorted run above
-  level 0), and every bucket is one split, since the merge needs all its files. With
-  ``merge-engine = first-row`` level-0 files are skipped (Java's batchScanSkipLevel0).
+  level 0). A bucket is cut into splits as Java's MergeTreeSplitGenerator cuts it: files whose
+  key ranges overlap (one section of IntervalPartition) stay in one split, since the merge
+  needs all of them, and sections are packed in key order into splits of
+  ``source.split.target-size``. With ``merge-engine = first-row`` level-0 files are skipped
+  (Java's batchScanSkipLevel0).
 
 An incremental read (``incremental-between[-timestamp]``, read/incremental.py) plans the files
 that the commits in between added instead, filtered the same way.
@@ -17,11 +22,18 @@ that the commits in between added instead, filtered the same way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from paimon_pyspark.errors import CorruptTableError, InvalidArgumentError, SnapshotExpiredError
+from paimon_pyspark.errors import (
+    CorruptTableError,
+    InvalidArgumentError,
+    SnapshotExpiredError,
+    describe,
+)
+from paimon_pyspark.mergetree.universal import interval_partition, key_order
 from paimon_pyspark.read.incremental import (
     DeltaRange,
     DiffRange,
@@ -48,8 +60,7 @@ from paimon_pyspark.types.data_types import DataType
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
 
-_SPLIT_TARGET_SIZE = 128 * 1024 * 1024
-_OPEN_FILE_COST = 4 * 1024 * 1024
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,7 @@ class TableScan:
         self.key_predicate = predicate.extract(trimmed) if predicate and self.primary_key else None
         self.merge_engine = store.options.merge_engine
         self.scan_all_files = False
+        self.shard: tuple[int, int] | None = None
 
     def with_scan_all_files(self) -> TableScan:
         """Also plan the postpone-bucket files (bucket -2) that batch scans skip, one split
@@ -104,7 +116,35 @@ class TableScan:
         self.scan_all_files = True
         return self
 
+    def with_shard(self, idx_of_this_subtask: int, number_of_para_subtasks: int) -> TableScan:
+        """Plan only shard ``idx_of_this_subtask`` of ``number_of_para_subtasks`` (pypaimon's).
+
+        The shards of one snapshot are disjoint and together the whole plan. A primary-key
+        table is sharded by bucket (``bucket % n == idx``), as pypaimon does, so a key's files
+        are merged in one shard. An append table's rows are cut into n even row ranges in plan
+        order, as in pypaimon, but by whole files: a shard takes the files that start inside
+        its range, where pypaimon also cuts a file at the boundary.
+        """
+        n, idx = number_of_para_subtasks, idx_of_this_subtask
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in (idx, n)) or not (
+            0 <= idx < n
+        ):
+            raise InvalidArgumentError(
+                f"Table '{self.store.name}': TableScan.with_shard(idx_of_this_subtask, "
+                "number_of_para_subtasks) takes ints with 0 <= idx_of_this_subtask < "
+                f"number_of_para_subtasks, got {describe(idx)} and {describe(n)}."
+            )
+        self.shard = (idx, n)
+        return self
+
     def plan(self) -> Plan:
+        plan = self._plan()
+        if self.shard is None:
+            return plan
+        splits = shard_splits(plan.splits(), *self.shard, by_bucket=self.primary_key)
+        return Plan(plan.snapshot_id, tuple(splits))
+
+    def _plan(self) -> Plan:
         between = incremental_range(self.store)
         if between is not None:
             return self._incremental_plan(between)
@@ -400,39 +440,54 @@ class TableScan:
             files = group if bucket == POSTPONE_BUCKET else self._keep_bucket_files(group)
             if not files:
                 continue
-            if bucket == POSTPONE_BUCKET:
-                files = order_postpone_files(files)
-            else:
-                files.sort(key=lambda f: (f.level, f.min_sequence_number))
             values = tuple(deserialize_with_arity(partition, types))
             path = self._bucket_path(values, bucket)
-            splits.append(DataSplit(snapshot_id, partition, values, bucket, path, tuple(files)))
+            if bucket == POSTPONE_BUCKET:
+                groups_of_bucket = [order_postpone_files(files)]
+            else:
+                groups_of_bucket = self._split_bucket(files)
+            for part in groups_of_bucket:
+                splits.append(DataSplit(snapshot_id, partition, values, bucket, path, tuple(part)))
         return splits
 
+    def _split_bucket(self, files: list[DataFileMeta]) -> list[list[DataFileMeta]]:
+        """The files of one primary-key bucket cut into splits (MergeTreeSplitGenerator's
+        splitForBatch). Files that already hold one record per key, with no retraction, are
+        packed one by one: every file above level 0 when they share one level, or for
+        first-row (whose levels never hold a key twice). Otherwise the sections of files with
+        overlapping key ranges are packed whole, in key order."""
+        o = self.store.options
+        target, cost = o.source_split_target_size, o.source_split_open_file_cost
+        files.sort(key=lambda f: (f.level, f.min_sequence_number))
+        raw = all(f.level != 0 and not f.delete_row_count for f in files)
+        one_level = len({f.level for f in files}) == 1
+        if raw and (self.merge_engine == "first-row" or one_level):
+            return pack_ordered(files, lambda f: max(f.file_size, cost), target)
+        key_fields = self.store.table_schema.trimmed_primary_keys()
+        order = key_order([self.store.table_schema.field(k).type for k in key_fields])
+        sections = [
+            sorted((f for run in section for f in run.files), key=_level_then_sequence)
+            for section in interval_partition(files, order)
+        ]
+        packed = pack_ordered(sections, lambda s: max(sum(f.file_size for f in s), cost), target)
+        return [sorted((f for s in bin_ for f in s), key=_level_then_sequence) for bin_ in packed]
+
     def _pack(self, snapshot_id: int, entries: list[ManifestEntry]) -> list[DataSplit]:
-        """Group files per (partition, bucket) and pack them into splits of ~128 MiB."""
+        """Group files per (partition, bucket) and pack them, oldest first, into splits of
+        ``source.split.target-size`` (Java's AppendOnlySplitGenerator)."""
         groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         for e in entries:
             groups.setdefault((e.partition, e.bucket), []).append(e.file)
         splits: list[DataSplit] = []
         remaining = self.limit if self.predicate is None else None
         types = self.store.partition_types
+        o = self.store.options
+        target, cost = o.source_split_target_size, o.source_split_open_file_cost
         for (partition, bucket), files in groups.items():
             values = tuple(deserialize_with_arity(partition, types))
             bucket_path = self._bucket_path(values, bucket)
             files.sort(key=lambda f: f.min_sequence_number)
-            pack: list[DataFileMeta] = []
-            weight = 0
-            for f in files:
-                size = max(f.file_size, _OPEN_FILE_COST)
-                if pack and weight + size > _SPLIT_TARGET_SIZE:
-                    splits.append(
-                        DataSplit(snapshot_id, partition, values, bucket, bucket_path, tuple(pack))
-                    )
-                    pack, weight = [], 0
-                pack.append(f)
-                weight += size
-            if pack:
+            for pack in pack_ordered(files, lambda f: max(f.file_size, cost), target):
                 splits.append(
                     DataSplit(snapshot_id, partition, values, bucket, bucket_path, tuple(pack))
                 )
@@ -441,6 +496,48 @@ class TableScan:
                 if remaining <= 0:
                     break
         return splits
+
+
+def shard_splits(splits: Sequence[DataSplit], idx: int, n: int, by_bucket: bool) -> list[DataSplit]:
+    """Shard ``idx`` of ``n`` of ``splits`` (see TableScan.with_shard)."""
+    if by_bucket:
+        return [s for s in splits if s.bucket % n == idx]
+    total = sum(s.row_count for s in splits)
+    low, high = idx * total // n, (idx + 1) * total // n
+    out: list[DataSplit] = []
+    position = 0
+    for split in splits:
+        kept = []
+        for f in split.files:
+            if low <= position < high:
+                kept.append(f)
+            position += f.row_count
+        if kept:
+            out.append(dataclasses.replace(split, files=tuple(kept)))
+    return out
+
+
+def pack_ordered(items: Sequence[T], weight: Callable[[T], int], target: int) -> list[list[T]]:
+    """``items`` in their order, cut into bins: a bin closes when the next item would take
+    its weight over ``target`` (Java's BinPacking.packForOrdered); an item heavier than
+    ``target`` gets a bin of its own."""
+    bins: list[list[T]] = []
+    current: list[T] = []
+    total = 0
+    for item in items:
+        w = weight(item)
+        if current and total + w > target:
+            bins.append(current)
+            current, total = [], 0
+        current.append(item)
+        total += w
+    if current:
+        bins.append(current)
+    return bins
+
+
+def _level_then_sequence(f: DataFileMeta) -> tuple[int, int]:
+    return (f.level, f.min_sequence_number)
 
 
 def _entry_id(e: ManifestEntry) -> tuple[Any, ...]:

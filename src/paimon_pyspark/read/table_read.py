@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
@@ -40,6 +40,15 @@ if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
 
 _READ_THREADS = 4
+
+
+class Row(tuple[Any, ...]):
+    """One row of ``TableRead.to_iterator``: a tuple, with pypaimon's InternalRow accessor."""
+
+    __slots__ = ()
+
+    def get_field(self, pos: int) -> Any:
+        return self[pos]
 
 
 class TableRead:
@@ -73,8 +82,11 @@ class TableRead:
         self._before: dict[tuple[bytes, int], tuple[DataFileMeta, ...]] | None = None
         self._before_lock = threading.Lock()
 
-    def to_arrow(self, splits: Sequence[DataSplit]) -> pa.Table:
-        parts = list(self._parts(self._splits("to_arrow", splits)))
+    def to_arrow(self, splits: Sequence[DataSplit], parallelism: int | None = None) -> pa.Table:
+        """The rows of ``splits``; ``parallelism``: threads reading files (pypaimon's
+        argument; default 4, 1 reads serially)."""
+        threads = self._parallelism("to_arrow", parallelism)
+        parts = list(self._parts(self._splits("to_arrow", splits), threads))
         if not parts:
             return self.output_schema.empty_table()
         result = pa.concat_tables(parts)
@@ -86,8 +98,34 @@ class TableRead:
         checked = self._splits("to_arrow_batch_reader", splits)
         return pa.RecordBatchReader.from_batches(self.output_schema, self._batches(checked))
 
-    def to_pandas(self, splits: Sequence[DataSplit]) -> pd.DataFrame:
-        return self.to_arrow(self._splits("to_pandas", splits)).to_pandas()
+    def to_pandas(
+        self, splits: Sequence[DataSplit], parallelism: int | None = None
+    ) -> pd.DataFrame:
+        threads = self._parallelism("to_pandas", parallelism)
+        return self.to_arrow(self._splits("to_pandas", splits), threads).to_pandas()
+
+    def to_iterator(self, splits: Sequence[DataSplit]) -> Iterator[Row]:
+        """The rows of ``splits`` one at a time, as :class:`Row` tuples of the projected fields
+        (pypaimon's ``to_iterator``; its rows are InternalRows, ours answer ``get_field`` too).
+        Reads one file (or merged bucket) at a time."""
+        checked = self._splits("to_iterator", splits)
+
+        def rows() -> Iterator[Row]:
+            for batch in self._batches(checked):
+                columns = [column.to_pylist() for column in batch.columns]
+                yield from (Row(values) for values in zip(*columns, strict=True))
+
+        return rows()
+
+    def _parallelism(self, call: str, parallelism: object) -> int:
+        if parallelism is None:
+            return _READ_THREADS
+        if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 1:
+            raise InvalidArgumentError(
+                f"Table '{self.table.name}': TableRead.{call}(parallelism) takes an int >= 1, "
+                f"or None, got {describe(parallelism)}."
+            )
+        return parallelism
 
     def _splits(self, call: str, splits: object) -> list[DataSplit]:
         """``splits`` as a list of DataSplits, or a typed error naming what came instead."""
@@ -107,16 +145,16 @@ class TableRead:
                 )
         return list(splits)
 
-    def _parts(self, splits: Sequence[DataSplit]) -> list[pa.Table]:
+    def _parts(self, splits: Sequence[DataSplit], threads: int = _READ_THREADS) -> list[pa.Table]:
         """Every split's rows, read concurrently: per file, or per merged bucket."""
         splits = [s for s in splits if self._verdict(s) is not False]
         if self._merge_settings is not None:
             tasks: list[Callable[[], pa.Table]] = [partial(self._read_merged, s) for s in splits]
         else:
             tasks = [partial(self._read_one, s, f) for s in splits for f in s.files]
-        if len(tasks) <= 1:
+        if len(tasks) <= 1 or threads == 1:
             return [t() for t in tasks]
-        with ThreadPoolExecutor(max_workers=min(_READ_THREADS, len(tasks))) as pool:
+        with ThreadPoolExecutor(max_workers=min(threads, len(tasks))) as pool:
             return list(pool.map(lambda t: t(), tasks))
 
     def _units(self, splits: Sequence[DataSplit]) -> Iterator[pa.Table]:

@@ -1,14 +1,16 @@
 """FileStoreTable: the user-facing table, the facade over its FileStore.
 
 Mirrors org.apache.paimon.table.FileStoreTable (AppendOnlyFileStoreTable for tables without a
-primary key): builders for writing and reading, named as pypaimon names them, ``copy`` with
-dynamic options, and ``delete``. Everything the operations need lives in ``self.store``
-(store/file_store.py); the properties here are the table's public identity.
+primary key): builders for writing and reading, named as pypaimon names them (and
+``new_write_builder`` as seed 004 names it), ``copy`` with dynamic options, and ``delete``.
+Everything the operations need lives in ``self.store`` (store/file_store.py); the properties
+here are the table's public identity.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
@@ -29,8 +31,9 @@ from paimon_pyspark.read.scan import TableScan
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.store.file_store import FileStore
-from paimon_pyspark.store.managers import SchemaManager, SnapshotManager, TagManager
+from paimon_pyspark.store.managers import SchemaManager, TagManager
 from paimon_pyspark.store.manifest_io import ManifestIO
+from paimon_pyspark.table.snapshot_manager import TableSnapshotManager
 from paimon_pyspark.table.write_builder import BatchWriteBuilder
 from paimon_pyspark.types.data_types import DataField, DataType
 
@@ -112,9 +115,10 @@ class FileStoreTable:
     def bucket_keys(self) -> list[str]:
         return self.store.bucket_keys
 
-    @property
-    def snapshot_manager(self) -> SnapshotManager:
-        return self.store.snapshot_manager
+    @cached_property
+    def snapshot_manager(self) -> TableSnapshotManager:
+        """The snapshot manager; also callable, as pypaimon's ``table.snapshot_manager()``."""
+        return TableSnapshotManager(self.file_io, self.path)
 
     @property
     def schema_manager(self) -> SchemaManager:
@@ -173,6 +177,10 @@ class FileStoreTable:
     def new_batch_write_builder(self, commit_user: str | None = None) -> BatchWriteBuilder:
         """A builder with a fresh commit user, or ``commit_user`` for a driver that retries."""
         return BatchWriteBuilder(self, commit_user)
+
+    def new_write_builder(self, commit_user: str | None = None) -> BatchWriteBuilder:
+        """``new_batch_write_builder`` by its name in seed 004's (paimon-rust's) Python API."""
+        return self.new_batch_write_builder(commit_user)
 
     def new_read_builder(self) -> ReadBuilder:
         return ReadBuilder(self.store)

@@ -4,7 +4,8 @@ Mirrors org.apache.paimon.table.sink.TableCommitImpl: one batch commit per build
 identifier Long.MAX_VALUE, or numbered commits of one commit user (a streaming or retrying
 driver), always filtered against what that user already committed (``filterCommitted``), so
 committing the same identifier twice adds no second snapshot. A TableCommit made by an
-overwriting builder replaces partitions (``FileStoreCommit.overwrite``) instead of appending.
+overwriting builder replaces partitions (``FileStoreCommit.overwrite``) instead of appending,
+through ``commit`` (pypaimon's and Java's spelling) or ``overwrite`` (seed 004's).
 
 After every commit the table's snapshots are expired by its options, as TableCommitImpl's
 ``maintain`` does (``snapshot.num-retained.min`` 10, ``snapshot.time-retained`` 1 h, ...), unless
@@ -24,9 +25,10 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from paimon_pyspark.commit.file_store_commit import FileStoreCommit, new_store_commit
+from paimon_pyspark.commit.overwrite import Overwrite, partition_spec
 from paimon_pyspark.errors import (
     CommitConflictError,
     CommitError,
@@ -42,7 +44,6 @@ from paimon_pyspark.store.path_checks import check_commit_messages
 from paimon_pyspark.store.paths import bucket_dir
 
 if TYPE_CHECKING:
-    from paimon_pyspark.commit.overwrite import Overwrite
     from paimon_pyspark.store.file_store import FileStore
 
 IdentifierOrCommittable = TypeVar("IdentifierOrCommittable", int, ManifestCommittable)
@@ -63,7 +64,7 @@ class TableCommit:
         of it (that search reads every snapshot back to the oldest)."""
         self.store = store
         self.commit_user = commit_user
-        self.overwrite = overwrite
+        self.overwrite_spec = overwrite
         self.new_user = new_user
         self._committed = False
         self._append_check = False
@@ -125,6 +126,51 @@ class TableCommit:
         self._maintain(ids[-1] if ids else None)
         return ids
 
+    def overwrite(
+        self,
+        commit_messages: Sequence[CommitMessage],
+        static_partitions: Mapping[str, Any] | None = None,
+    ) -> list[int]:
+        """Commit the messages as an insert overwrite; seed 004's (paimon-rust's) spelling.
+
+        ``overwrite(messages)`` replaces what the builder's ``with_overwrite()`` said: the
+        partitions the new files fall in (a dynamic overwrite), or the builder's static
+        partition. ``overwrite(messages, {"dt": "2026-06-26"})`` replaces exactly the
+        partitions that spec matches, even by no data, as ``with_overwrite(spec)`` does; it
+        may not contradict a different spec given to the builder.
+
+        The builder must have been told to overwrite (``with_overwrite()`` or ``overwrite()``)
+        before its writers were made: the writers of an overwrite ignore the table's current
+        files, and writers that did not could hand over compactions of files this commit
+        deletes. Otherwise CommitError, and nothing is committed. Everything else is
+        ``commit(messages)``.
+        """
+        base = self.overwrite_spec
+        if base is None:
+            raise CommitError(
+                f"Table '{self.store.name}': TableCommit.overwrite needs a write builder told "
+                "to overwrite (with_overwrite() or overwrite()) before its writers were made; "
+                "nothing was committed."
+            )
+        if static_partitions is not None:
+            call = "TableCommit.overwrite(static_partitions)"
+            spec = static_partition_spec(self.store, static_partitions, call)
+            if base.static_partition and self._canonical(spec) != self._canonical(
+                base.static_partition
+            ):
+                raise InvalidArgumentError(
+                    f"Table '{self.store.name}': {call} is {spec}, but the write builder "
+                    f"was told to overwrite {dict(base.static_partition)}; give one of them."
+                )
+            self.overwrite_spec = Overwrite(spec, base.base_snapshot_id)
+        return self.commit(commit_messages)
+
+    def _canonical(self, spec: Mapping[str, Any]) -> dict[int, Any]:
+        s = self.store
+        return partition_spec(
+            s.name, s.partition_keys, s.partition_types, spec, s.options.partition_default_name
+        )
+
     def _commit(
         self,
         store_commit: FileStoreCommit,
@@ -132,8 +178,8 @@ class TableCommit:
         identifier: int,
         check_append_files: bool = False,
     ) -> list[int]:
-        if self.overwrite is not None:
-            return store_commit.overwrite(messages, self.overwrite, identifier)
+        if self.overwrite_spec is not None:
+            return store_commit.overwrite(messages, self.overwrite_spec, identifier)
         store_commit.append_commit_check_conflict = self._append_check
         return store_commit.commit(messages, identifier, check_append_files)
 
@@ -199,7 +245,7 @@ class TableCommit:
         for messages in messages_by_identifier.values():
             self._check_messages(messages)
         pending = self.filter_committed(list(messages_by_identifier))
-        if self.overwrite is not None and len(pending) > 1:
+        if self.overwrite_spec is not None and len(pending) > 1:
             raise CommitError(
                 f"Table '{self.store.name}': an overwrite commits one set of messages, got "
                 f"{len(pending)} pending identifiers."
@@ -293,6 +339,34 @@ class TableCommit:
                     f"Table '{self.store.name}': data file {path} of a commit message is "
                     "missing; nothing was committed."
                 )
+
+
+def static_partition_spec(store: FileStore, static_partition: object, call: str) -> dict[str, Any]:
+    """``static_partition`` (None for a dynamic overwrite) as a checked spec for Overwrite.
+
+    Not a mapping, or a key that is not a string, raises InvalidArgumentError naming ``call``;
+    a key that is not a partition key, or a value that does not fit, PartitionSpecError.
+    """
+    if static_partition is not None and not isinstance(static_partition, Mapping):
+        raise InvalidArgumentError(
+            f"Table '{store.name}': {call} takes a mapping of partition key to value, or None, "
+            f"got {describe(static_partition)}."
+        )
+    spec = dict(static_partition or {})
+    bad = [k for k in spec if not isinstance(k, str)]
+    if bad:
+        raise InvalidArgumentError(
+            f"Table '{store.name}': {call} has the key {describe(bad[0])}; keys are partition "
+            "key names."
+        )
+    partition_spec(
+        store.name,
+        store.partition_keys,
+        store.partition_types,
+        spec,
+        store.options.partition_default_name,
+    )
+    return spec
 
 
 def _identifier(item: int | ManifestCommittable) -> int:

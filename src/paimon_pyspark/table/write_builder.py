@@ -6,8 +6,9 @@ driver that may retry its commit passes its own (``commit_user=`` or ``with_comm
 reuses it, so the retried commit is recognised as done (see TableCommit.commit).
 
 ``overwrite()`` turns the builder's commit into an insert overwrite (Java's ``withOverwrite``,
-pypaimon's ``overwrite``); its writers then ignore the files already in the table, as Java's
-``withIgnorePreviousFiles`` does, since those are replaced.
+pypaimon's ``overwrite``, seed 004's ``with_overwrite``: one call under three names); its writers
+then ignore the files already in the table, as Java's ``withIgnorePreviousFiles`` does, since
+those are replaced.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from paimon_pyspark.commit.overwrite import Overwrite, partition_spec
+from paimon_pyspark.commit.overwrite import Overwrite
 from paimon_pyspark.errors import CommitError, InvalidArgumentError, describe
 from paimon_pyspark.read.bootstrap import bootstrapped_global_assigner
-from paimon_pyspark.table.table_commit import TableCommit
+from paimon_pyspark.table.table_commit import TableCommit, static_partition_spec
 from paimon_pyspark.write.table_write import TableWrite
 
 if TYPE_CHECKING:
@@ -73,27 +74,23 @@ class BatchWriteBuilder:
         writer changes rows of the replaced partitions before this commit, the commit fails
         with CommitConflictError rather than silently dropping those rows.
         """
-        table = self.table
-        if static_partition is not None and not isinstance(static_partition, Mapping):
-            raise InvalidArgumentError(
-                f"Table '{table.name}': BatchWriteBuilder.overwrite(static_partition) takes a "
-                f"mapping of partition key to value, or None, got {describe(static_partition)}."
-            )
-        spec = dict(static_partition or {})
-        bad = [k for k in spec if not isinstance(k, str)]
-        if bad:
-            raise InvalidArgumentError(
-                f"Table '{table.name}': BatchWriteBuilder.overwrite(static_partition) has the "
-                f"key {describe(bad[0])}; keys are partition key names."
-            )
-        partition_spec(
-            table.name,
-            table.partition_keys,
-            table.partition_types,
-            spec,
-            table.options.partition_default_name,
+        return self._overwrite(static_partition, "BatchWriteBuilder.overwrite(static_partition)")
+
+    def with_overwrite(
+        self, static_partition: Mapping[str, Any] | None = None
+    ) -> BatchWriteBuilder:
+        """``overwrite`` by its name in seed 004's (paimon-rust's) Python API; the same call.
+
+        Its commit then overwrites through ``commit(messages)`` as well as through
+        ``TableCommit.overwrite(messages, static_partitions)``.
+        """
+        return self._overwrite(
+            static_partition, "BatchWriteBuilder.with_overwrite(static_partition)"
         )
-        latest = table.snapshot_manager.latest_id()
+
+    def _overwrite(self, static_partition: object, call: str) -> BatchWriteBuilder:
+        spec = static_partition_spec(self.table.store, static_partition, call)
+        latest = self.table.store.snapshot_manager.latest_id()
         self.overwrite_spec = Overwrite(spec, latest if latest is not None else 0)
         return self
 

@@ -60,10 +60,11 @@ def _order(r: Row, settings: MergeSettings) -> tuple[Any, ...]:
     parts: list[Any] = []
     for f in settings.sequence_fields:
         v = r[f]
+        # Java's comparator puts a null sequence field first in both directions.
         if settings.sequence_ascending:
             parts.append((0, 0) if v is None else (1, v))
         else:
-            parts.append((1, 0) if v is None else (0, -v))
+            parts.append((0, 0) if v is None else (1, -v))
     return (*parts, r[SEQ], not is_retract(r))
 
 

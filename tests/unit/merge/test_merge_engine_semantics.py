@@ -90,7 +90,7 @@ def test_sequence_field_orders_before_sequence_number() -> None:
     asc = MergeSettings(sequence_fields=("ts",))
     assert merge(t, ["k"], asc, True).column("v").to_pylist() == [10]  # ts 5 is the largest
     desc = MergeSettings(sequence_fields=("ts",), sequence_ascending=False)
-    assert merge(t, ["k"], desc, True).column("v").to_pylist() == [11]  # null sorts last
+    assert merge(t, ["k"], desc, True).column("v").to_pylist() == [12]  # null sorts first
 
 
 def test_composite_key_and_string_key_sort() -> None:
