@@ -17,7 +17,10 @@ PAIMON_SPARK_JAR := $(JAVA_DIR)/paimon-spark-3.5-0.9.0.jar
 ORACLE_CLASSES := $(JAVA_DIR)/classes/.stamp
 ORACLE_SRC := $(wildcard tests/interop/java/*.java)
 
-.PHONY: demo test lint typecheck pytest bench bench-java clean
+# one venv per other pyspark line the package is tested on (tests/versions)
+include mk/pyspark_matrix.mk
+
+.PHONY: demo test lint typecheck pytest pytest-spark pytest-core bench bench-java clean
 
 $(VENV)/.stamp: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -70,10 +73,27 @@ lint: $(VENV)/.stamp
 typecheck: $(VENV)/.stamp
 	$(VENV)/bin/mypy
 
-pytest: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(ORACLE_CLASSES)
-	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+PYTEST := PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider
+PYTEST_DEPS := $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(ORACLE_CLASSES) $(PYSPARK_MATRIX_STAMPS)
 
-test: lint typecheck pytest
+pytest: $(PYTEST_DEPS)
+	$(PYTEST) $(PYTEST_ARGS)
+
+# tests/conftest.py marks the tests on the SparkSession uses_spark: the two halves share no
+# session, server or directory, so they run as two processes at once.
+pytest-spark: $(PYTEST_DEPS)
+	$(PYTEST) -m uses_spark $(PYTEST_ARGS)
+
+pytest-core: $(PYTEST_DEPS)
+	$(PYTEST) -m "not uses_spark" $(PYTEST_ARGS)
+
+TEST_JOBS := lint typecheck pytest-spark pytest-core
+
+# Downloads and builds first, three at a time; then the jobs side by side, their output
+# line by line (-k: every job runs to its end, and any failure fails the run).
+test:
+	$(MAKE) --no-print-directory -j3 $(PYTEST_DEPS)
+	$(MAKE) --no-print-directory -k -j$(words $(TEST_JOBS)) --output-sync=line $(TEST_JOBS)
 
 bench-java: $(SPARK35_VENV)/.stamp $(PAIMON_SPARK_JAR)
 
@@ -89,5 +109,5 @@ bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp bench-java
 	$(PY) bench/pk_write_compaction.py
 	$(PY) bench/spark_read_queries.py
 
-clean:
+clean: clean-pyspark-matrix
 	rm -rf $(VENV) $(PYPAIMON_VENV) $(SPARK35_VENV) .cache build src/*.egg-info

@@ -1,5 +1,11 @@
 """Shared fixtures: a fresh warehouse and catalog per test on the real local filesystem, and
-one SparkSession for the whole run (starting one takes ~10 s)."""
+one SparkSession for the whole run (starting one takes ~10 s).
+
+Every test that uses the ``spark`` fixture, and every test under ``tests/spark/`` (the
+standalone-cluster test runs its Spark in subprocesses), is marked ``uses_spark`` at
+collection, so ``make test`` runs ``-m uses_spark`` and ``-m "not uses_spark"`` as two processes
+at once: one SparkSession in the first, none in the second.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,20 @@ from tests.s3_server import S3Server
 
 from paimon_pyspark import CatalogFactory, FileSystemCatalog
 from paimon_pyspark.spark import register
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "uses_spark: uses the session's SparkSession (set at collection, not by hand)"
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        in_spark_dir = "spark" in Path(str(item.path)).parent.parts[-1:]
+        if "spark" in getattr(item, "fixturenames", ()) or in_spark_dir:
+            item.add_marker(pytest.mark.uses_spark)
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,8 @@ PAIMON_JAVA_VERSION = "1.4.2"
 PAIMON_JAR = JAVA_DIR / f"paimon-bundle-{PAIMON_JAVA_VERSION}.jar"
 ORACLE_CLASSES = JAVA_DIR / "classes"
 ORACLE_CLASS_FILE = ORACLE_CLASSES / "paimonoracle" / "PaimonOracle.class"
-ORACLE_JVM_LOG = JAVA_DIR / "oracle-jvm.log"
+# one per pytest process: make test runs two at once
+ORACLE_JVM_LOG = JAVA_DIR / f"oracle-jvm-{os.getpid()}.log"
 
 # Test modules here import the helper as a top-level module (tests/ has no __init__.py).
 if str(Path(__file__).parent) not in sys.path:

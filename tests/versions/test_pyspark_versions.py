@@ -1,0 +1,163 @@
+"""Every supported pyspark line: a query after a filtered query on the same DataFrame or view
+returns every row of a ``paimon`` table, and whether that pyspark reuses a reader that
+``pushFilters`` configured is pinned as found (REUSES_PUSHED_READER).
+
+The lines are the venvs of mk/pyspark_matrix.mk (one per tests/versions/pyspark*-requirements.txt),
+each running tests/versions/pyspark_probe.py as a subprocess with its own SparkSession, and the
+test's own pyspark, whose ``spark`` session runs the same ``results``. A failure shows the
+results of every line as one table. A matrix venv that is missing skips its line, except under
+CI (``CI=true``), where it fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyspark
+import pytest
+from pyspark.sql import SparkSession
+from tests.versions.pyspark_probe import DAYS, PROBE_ROWS, ROWS, SMALL_IDS, results
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+PROBE = HERE / "pyspark_probe.py"
+
+REUSES_PUSHED_READER = {"4.1": True, "4.2": True, "4.3": True}
+"""Per line, as found: does a later unfiltered query get the reader a filtered query's
+``pushFilters`` configured? While True, spark/datasource.py must not push filters there."""
+
+
+@dataclass(frozen=True)
+class Line:
+    name: str
+    python: Path
+    pin: str | None
+    """The exact pyspark version its requirements file pins; None for the test's own venv."""
+
+
+def _lines() -> list[Line]:
+    lines = []
+    for req in sorted(HERE.glob("pyspark*-requirements.txt")):
+        digits = req.name.removeprefix("pyspark").removesuffix("-requirements.txt")
+        pin = re.search(r"^pyspark==(\S+)$", req.read_text(), re.MULTILINE)
+        assert pin is not None, f"{req} must pin pyspark==<version>"
+        lines.append(
+            Line(f"{digits[0]}.{digits[1:]}", ROOT / f".venv-pyspark{digits}/bin/python", pin[1])
+        )
+    own = ".".join(pyspark.__version__.split(".")[:2])
+    assert own not in {line.name for line in lines}, f"pyspark {own} is both venv and matrix"
+    return [*lines, Line(own, Path(sys.executable), None)]
+
+
+LINES = _lines()
+
+
+def _start(line: Line, workdir: Path) -> subprocess.Popen[bytes]:
+    """The probe in ``line``'s venv, its output in ``workdir`` (a pipe left unread while the
+    test's own line runs could fill and stall it)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_HOME", "PYTHONPATH")}
+    env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = str(line.python)
+    with open(workdir / "stdout", "w") as out, open(workdir / "stderr", "w") as err:
+        return subprocess.Popen(
+            [str(line.python), str(PROBE), str(workdir)], cwd=ROOT, env=env, stdout=out, stderr=err
+        )
+
+
+def _finish(name: str, proc: subprocess.Popen[bytes], workdir: Path) -> dict[str, Any]:
+    try:
+        proc.wait(timeout=900)
+    finally:
+        proc.kill()
+    out = (workdir / "stdout").read_text().strip().splitlines()
+    assert proc.returncode == 0 and out, (
+        f"pyspark {name} probe failed ({proc.returncode}): "
+        f"{(workdir / 'stderr').read_text()[-3000:]}"
+    )
+    result: dict[str, Any] = json.loads(out[-1])
+    return result
+
+
+@pytest.fixture(scope="module")
+def matrix(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict[str, Any] | None]:
+    """Line -> the probe's results, or None where its venv is missing. The matrix venvs run
+    at once, each in its own process and SparkSession; the test's own line uses ``spark``."""
+    workdirs = {
+        line.name: tmp_path_factory.mktemp(f"pyspark{line.name}")
+        for line in LINES
+        if line.pin is not None and line.python.exists()
+    }
+    running = {
+        line.name: _start(line, workdirs[line.name]) for line in LINES if line.name in workdirs
+    }
+    try:
+        own = results(spark, str(tmp_path_factory.mktemp("pyspark-own")))
+    except BaseException:
+        for proc in running.values():
+            proc.kill()
+        raise
+    done = {name: _finish(name, proc, workdirs[name]) for name, proc in running.items()}
+    return {line.name: own if line.pin is None else done.get(line.name) for line in LINES}
+
+
+def _table(matrix: dict[str, dict[str, Any] | None]) -> str:
+    rows = [f"{name}: {json.dumps(r, separators=(',', ':'))}" for name, r in matrix.items()]
+    return "\n".join(["results per pyspark line:", *rows])
+
+
+def _result(matrix: dict[str, dict[str, Any] | None], line: Line) -> dict[str, Any]:
+    result = matrix[line.name]
+    if result is None:
+        where = f"{line.python} is missing (make pyspark-matrix builds it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"pyspark {line.name}: {where}")
+        pytest.skip(where)
+    if line.pin is not None:
+        assert result["pyspark"] == line.pin, _table(matrix)
+    else:
+        assert result["pyspark"] == pyspark.__version__, _table(matrix)
+    return result
+
+
+@pytest.mark.parametrize("line", LINES, ids=[line.name for line in LINES])
+def test_unfiltered_query_after_a_filtered_one_returns_every_row(
+    matrix: dict[str, dict[str, Any] | None], line: Line
+) -> None:
+    counts = _result(matrix, line)["paimon"]
+    one_day = ROWS // DAYS
+    assert counts == {
+        "filtered": one_day,
+        "later_df": ROWS,
+        "filtered_view": one_day,
+        "later_view": ROWS,
+        "option_filtered": SMALL_IDS // DAYS,
+        "option_later": one_day,
+        "option_columns": 1,
+    }, _table(matrix)
+
+
+@pytest.mark.parametrize("line", LINES, ids=[line.name for line in LINES])
+def test_push_filters_reader_reuse_is_as_found(
+    matrix: dict[str, dict[str, Any] | None], line: Line
+) -> None:
+    counts = _result(matrix, line)["probe"]
+    assert (counts["fresh"], counts["filtered"], counts["filtered_view"]) == (PROBE_ROWS, 1, 1), (
+        _table(matrix)
+    )
+    reused = {counts["later_df"] < PROBE_ROWS, counts["later_view"] < PROBE_ROWS}
+    assert line.name in REUSES_PUSHED_READER, f"pin pyspark {line.name} in REUSES_PUSHED_READER"
+    assert reused == {REUSES_PUSHED_READER[line.name]}, (
+        f"pyspark {line.name} changed whether it reuses a pushed reader (DataFrame, view: "
+        f"{counts['later_df']}, {counts['later_view']} of {PROBE_ROWS} rows); update "
+        f"REUSES_PUSHED_READER and spark/datasource.py's pushdown.\n{_table(matrix)}"
+    )
