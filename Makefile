@@ -84,16 +84,18 @@ pytest: $(PYTEST_DEPS)
 pytest-spark: $(PYTEST_DEPS)
 	$(PYTEST) -m uses_spark $(PYTEST_ARGS)
 
+# its output goes to a log, printed when it ends, so the Spark half's progress stays readable
 pytest-core: $(PYTEST_DEPS)
-	$(PYTEST) -m "not uses_spark" $(PYTEST_ARGS)
+	$(PYTEST) -m "not uses_spark" $(PYTEST_ARGS) > .cache/pytest-core.log 2>&1; \
+		rc=$$?; cat .cache/pytest-core.log; exit $$rc
 
 TEST_JOBS := lint typecheck pytest-spark pytest-core
 
-# Downloads and builds first, three at a time; then the jobs side by side, their output
-# line by line (-k: every job runs to its end, and any failure fails the run).
+# Downloads and builds first, three at a time; then the jobs side by side (-k: every job runs
+# to its end, and any failure fails the run).
 test:
 	$(MAKE) --no-print-directory -j3 $(PYTEST_DEPS)
-	$(MAKE) --no-print-directory -k -j$(words $(TEST_JOBS)) --output-sync=line $(TEST_JOBS)
+	$(MAKE) --no-print-directory -k -j$(words $(TEST_JOBS)) $(TEST_JOBS)
 
 bench-java: $(SPARK35_VENV)/.stamp $(PAIMON_SPARK_JAR)
 
