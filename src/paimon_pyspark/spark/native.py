@@ -19,7 +19,7 @@ else reads through the Python source, as option ``native-read`` = ``false`` forc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -152,7 +152,7 @@ def native_frame(
         return None
     schema = spark_schema(table)
     paths = [f"file://{p}" for s in raw for p in s.file_paths]
-    df = spark.read.schema(schema).parquet(*paths)
+    df = _listed(spark, lambda: spark.read.schema(schema).parquet(*paths), len(paths))
     if merged:
         rest = {k: v for k, v in opts.items() if k not in TIME_TRAVEL_KEYS}
         rest.pop("columns", None)
@@ -164,6 +164,27 @@ def native_frame(
     if columns is not None:
         df = df.select(*[_col(c.strip()) for c in columns.split(",")])
     return df
+
+
+_LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+
+
+def _listed(spark: SparkSession, make: Callable[[], DataFrame], files: int) -> DataFrame:
+    """``make()`` with Spark's file listing kept on the driver: past 32 paths Spark lists them
+    in a job of one task per path (2 s for 128 local files, against 0.2 s here), though our
+    plan already knows every file. The setting is restored at once: the listing happens while
+    the frame is made."""
+    before = spark.conf.get(_LISTING_THRESHOLD)
+    if before is not None and int(before) >= files:
+        return make()
+    spark.conf.set(_LISTING_THRESHOLD, str(files))
+    try:
+        return make()
+    finally:
+        if before is None:
+            spark.conf.unset(_LISTING_THRESHOLD)
+        else:
+            spark.conf.set(_LISTING_THRESHOLD, before)
 
 
 def _col(name: str) -> Column:
