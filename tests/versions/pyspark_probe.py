@@ -39,7 +39,7 @@ JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 def probe_source() -> type[DataSource]:
     """PROBE_ROWS rows (k = 0..19 in 4 input partitions); once Spark pushes ``k = <value>``,
-    the reader keeps only those rows (the probe of tests/spark/test_spark_push_filters.py).
+    the reader keeps only those rows (tests/spark/test_spark_push_filters.py runs it too).
     Defined in a function so that cloudpickle sends the classes to the workers by value."""
 
     class ProbeReader(DataSourceReader):
