@@ -111,7 +111,7 @@ class LeafPredicate(Predicate):
     type: DataType
     literals: tuple[Any, ...] = ()
 
-    def _never_true(self) -> bool:
+    def never_true(self) -> bool:
         """Null literals make SQL comparisons null, so the leaf can select no row."""
         lits = self.literals
         if self.function in ("in", "notBetween"):
@@ -131,7 +131,7 @@ class LeafPredicate(Predicate):
             return f.is_null()
         if fn == "isNotNull":
             return f.is_valid()
-        if self._never_true():
+        if self.never_true():
             return pc.scalar(False)
         if fn in _COMPARE:
             return _COMPARE[fn](f, self._scalar(lits[0]))
@@ -165,7 +165,7 @@ class LeafPredicate(Predicate):
         fn, lits, v = self.function, self.literals, values[self.field]
         if fn == "isNull":
             return v is None
-        if v is None or self._never_true():
+        if v is None or self.never_true():
             return False
         if fn == "isNotNull":
             return True
@@ -195,7 +195,7 @@ class LeafPredicate(Predicate):
         nulls = s.null_count if s is not None else None
         if fn == "isNull":
             return nulls is None or nulls > 0
-        if self._never_true() or (nulls is not None and nulls >= row_count):
+        if self.never_true() or (nulls is not None and nulls >= row_count):
             return False
         if s is None:
             return True

@@ -19,7 +19,7 @@ else reads through the Python source, as option ``native-read`` = ``false`` forc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -245,7 +245,7 @@ def _leaf_condition(leaf: LeafPredicate) -> Column | None:
         return None
     if fn == "like" and "\\" in lits[0]:
         return None
-    if _never_true(fn, lits):
+    if leaf.never_true():
         return F.lit(False)
     if fn in _COMPARE:
         result: Column = _COMPARE[fn](col, _literal(leaf, lits[0]))
@@ -272,10 +272,3 @@ def _leaf_condition(leaf: LeafPredicate) -> Column | None:
     if fn == "like":
         return col.like(lits[0])
     return None
-
-
-def _never_true(fn: str, lits: Sequence[Any]) -> bool:
-    """As LeafPredicate._never_true: null literals make a comparison select no row."""
-    if fn in ("in", "notBetween"):
-        return all(x is None for x in lits)
-    return any(x is None for x in lits)
