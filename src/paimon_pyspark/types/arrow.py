@@ -7,6 +7,8 @@ TIMESTAMP WITH LOCAL TIME ZONE becomes a UTC-zoned Arrow timestamp.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pyarrow as pa
 
 from paimon_pyspark.errors import UnsupportedTypeError
@@ -146,7 +148,10 @@ def from_arrow_type(t: pa.DataType, nullable: bool = True, where: str = "") -> D
 
 
 def assign_field_ids(fields: list[tuple[str, DataType]]) -> tuple[list[DataField], int]:
-    """Give ids the way Java's Schema.Builder does: each column, then its nested fields.
+    """Give ids the way Java's Schema.Builder does: each column, then its nested fields, where
+    ReassignFieldId numbers a nested field after its own type (RowType.Builder takes the next id
+    once the type is built): ``info ROW<name, addr ROW<city>>`` is info 0, name 1, city 2,
+    addr 3.
 
     Returns the fields and the highest id handed out (-1 for none).
     """
@@ -160,15 +165,20 @@ def assign_field_ids(fields: list[tuple[str, DataType]]) -> tuple[list[DataField
         if isinstance(t, RowType):
             new_fields = []
             for f in t.fields:
-                fid = next_id()
-                new_fields.append(DataField(fid, f.name, reassign(f.type), f.description))
+                inner = reassign(f.type)
+                new_fields.append(
+                    DataField(next_id(), f.name, inner, f.description, f.default_value)
+                )
             return RowType(tuple(new_fields), nullable=t.nullable)
         if isinstance(t, ArrayType):
             return ArrayType(reassign(t.element), nullable=t.nullable)
         if isinstance(t, MultisetType):
             return MultisetType(reassign(t.element), nullable=t.nullable)
+        if isinstance(t, VectorType):
+            return dataclasses.replace(t, element=reassign(t.element))
         if isinstance(t, MapType):
-            return MapType(reassign(t.key), reassign(t.value), nullable=t.nullable)
+            key = reassign(t.key)
+            return MapType(key, reassign(t.value), nullable=t.nullable)
         return t
 
     out = []
