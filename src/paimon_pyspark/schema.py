@@ -18,8 +18,9 @@ from paimon_pyspark.format.files import check_format_types
 from paimon_pyspark.merge.merge_function import check_merge_options
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import DYNAMIC_BUCKET, POSTPONE_BUCKET
-from paimon_pyspark.types.arrow import assign_field_ids, from_arrow_type, highest_field_id
-from paimon_pyspark.types.data_types import DataField, DataType
+from paimon_pyspark.types.arrow import highest_field_id
+from paimon_pyspark.types.data_types import DataField
+from paimon_pyspark.types.pypaimon_types import PyarrowFieldParser
 
 BUCKET_KEY_WITH_UNAWARE = (
     "Cannot define 'bucket-key' with bucket = -1, please remove the 'bucket-key' setting "
@@ -29,9 +30,14 @@ BUCKET_KEY_WITH_UNAWARE = (
 
 @dataclass
 class Schema:
-    """Columns, keys and options of a table to create."""
+    """Columns, keys and options of a table to create.
 
-    fields: list[DataField]
+    ``fields`` takes our DataFields or pypaimon's spellings (types/pypaimon_types.py), which
+    build the same ones; a pyarrow field's ``description`` metadata becomes the column comment,
+    as in pypaimon.
+    """
+
+    fields: list[DataField] = field(default_factory=list)
     partition_keys: list[str] = field(default_factory=list)
     primary_keys: list[str] = field(default_factory=list)
     options: dict[str, str] = field(default_factory=dict)
@@ -62,12 +68,8 @@ class Schema:
             raise InvalidArgumentError(
                 f"Schema.from_pyarrow_schema: options must be a dict, got {describe(options)}."
             )
-        columns: list[tuple[str, DataType]] = [
-            (f.name, from_arrow_type(f.type, f.nullable, f.name)) for f in pa_schema
-        ]
-        fields, _ = assign_field_ids(columns)
         return Schema(
-            fields=fields,
+            fields=PyarrowFieldParser.to_paimon_schema(pa_schema),
             partition_keys=list(partition_keys or []),
             primary_keys=list(primary_keys or []),
             options={str(k): str(v) for k, v in (options or {}).items()},

@@ -24,6 +24,13 @@ from paimon_pyspark.catalog.identifiers import (
     parse_identifier,
     parse_system_identifier,
 )
+from paimon_pyspark.catalog.partitions import (
+    PagedList,
+    Partition,
+    list_partitions,
+    page_partitions,
+)
+from paimon_pyspark.commit.truncate import partitions_filter
 from paimon_pyspark.errors import (
     CatalogError,
     DatabaseAlreadyExistError,
@@ -294,6 +301,53 @@ class FileSystemCatalog:
                 return
             raise TableNotExistError(f"{db}.{name}")
         self.file_io.delete_dir(path)
+
+    # --- partitions (Java's Catalog partition calls, pypaimon's names) -----------------------
+
+    def list_partitions_paged(
+        self,
+        identifier: str | tuple[str, str],
+        max_results: int | None = None,
+        page_token: str | None = None,
+        partition_name_pattern: str | None = None,
+    ) -> PagedList[Partition]:
+        """The table's partitions with their totals, sorted by name, a page at a time
+        (catalog/partitions.py). ``next_page_token`` of a page is the next call's
+        ``page_token``; ``partition_name_pattern`` matches ``k=v,k2=v2`` with ``*``."""
+        table = self.get_table(identifier)
+        return page_partitions(
+            list_partitions(table.store),
+            max_results,
+            page_token,
+            partition_name_pattern,
+            table.name,
+        )
+
+    def create_partitions(
+        self,
+        identifier: str | tuple[str, str],
+        partitions: list[dict[str, Any]],
+        ignore_if_exists: bool = True,
+    ) -> None:
+        """Checks the table and the partition specs, and does nothing else, as Java's
+        filesystem catalog (``supportsPartitionModification`` false): a partition of a
+        filesystem table exists when it holds files, and there is no metadata to create."""
+        table = self.get_table(identifier)
+        partitions_filter(table.store, partitions, "create_partitions(identifier, partitions)")
+
+    def drop_partitions(
+        self, identifier: str | tuple[str, str], partitions: list[dict[str, Any]]
+    ) -> None:
+        """Delete every row of the partitions matching any of ``partitions`` (full or partial
+        specs) in one OVERWRITE snapshot; partitions that do not exist are ignored. Java's
+        Catalog.dropPartitions for a filesystem catalog: ``truncate_partitions`` of a batch
+        commit."""
+        table = self.get_table(identifier)
+        commit = table.new_batch_write_builder().new_commit()
+        try:
+            commit.truncate_partitions(partitions)
+        finally:
+            commit.close()
 
 
 class CatalogFactory:

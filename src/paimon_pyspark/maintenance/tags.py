@@ -40,7 +40,13 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
-from paimon_pyspark.errors import CorruptTableError, InvalidArgumentError, describe
+from paimon_pyspark.errors import (
+    CorruptTableError,
+    InvalidArgumentError,
+    TagAlreadyExistError,
+    TagNotExistError,
+    describe,
+)
 from paimon_pyspark.maintenance.snapshot_deletion import DataFileCandidate, SnapshotDeletion
 from paimon_pyspark.options import parse_duration_ms
 from paimon_pyspark.spec import manifest as mf
@@ -142,7 +148,9 @@ def create_tag(
     if tags.tag_exists(name) or not tags.try_create(snapshot, name, retained_ms):
         if ignore_if_exists:
             return
-        raise InvalidArgumentError(f"Table '{store.name}': Tag '{name}' already exists.")
+        error = TagAlreadyExistError(name, store.name)
+        error.args = (f"Table '{store.name}': Tag '{name}' already exists.",)
+        raise error
 
 
 # --- delete ----------------------------------------------------------------------------------
@@ -201,7 +209,9 @@ def rollback_to_tag(store: FileStore, tag_name: str) -> int:
     name = check_tag_name(tag_name, store.name, "rollback_to")
     tagged = TagManager(store.file_io, store.path).get(name)
     if tagged is None:
-        raise InvalidArgumentError(f"Table '{store.name}': Tag '{name}' doesn't exist.")
+        error = TagNotExistError(name, store.name)
+        error.args = (f"Table '{store.name}': Tag '{name}' doesn't exist.",)
+        raise error
     _rollback(store, tagged)
     return tagged.id
 

@@ -9,6 +9,12 @@ from numbers import Integral
 from typing import TYPE_CHECKING
 
 from paimon_pyspark.errors import InvalidArgumentError, PredicateError, describe
+from paimon_pyspark.read.explain import ExplainResult, explain
+from paimon_pyspark.read.nested_projection import (
+    NestedTableRead,
+    is_nested,
+    resolve_projection,
+)
 from paimon_pyspark.read.predicate import Predicate, PredicateBuilder, check_fields
 from paimon_pyspark.read.scan import TableScan
 from paimon_pyspark.read.table_read import TableRead
@@ -27,18 +33,30 @@ class ReadBuilder:
         self._limit: int | None = None
 
     def with_projection(self, projection: list[str]) -> ReadBuilder:
-        """Read only these fields, in this order (a list of field names)."""
+        """Read only these fields, in this order (a list of field names).
+
+        A dotted name that is not a column is a ROW subfield (``"info.name"``), read as the
+        column ``info_name``, as in pypaimon (read/nested_projection.py).
+        """
         if isinstance(projection, str | bytes) or not isinstance(projection, list | tuple):
             raise InvalidArgumentError(
                 f"Table '{self.store.name}': ReadBuilder.with_projection(projection) takes a "
                 f"list of field names, got {describe(projection)}."
             )
-        unknown = [n for n in projection if n not in self.store.field_names]
+        bad = [n for n in projection if not isinstance(n, str)]
+        if bad:
+            raise InvalidArgumentError(
+                f"Table '{self.store.name}': ReadBuilder.with_projection(projection) takes "
+                f"field names, got {describe(bad[0])}."
+            )
+        unknown = [n for n in projection if n not in self.store.field_names and "." not in n]
         if unknown:
             raise PredicateError(
                 f"Table '{self.store.name}': projected fields {unknown} do not exist "
                 f"(fields: {self.store.field_names})."
             )
+        if is_nested(projection, self.store.fields):
+            resolve_projection(self.store.fields, projection, self.store.name)
         self._projection = list(projection)
         return self
 
@@ -96,15 +114,25 @@ class ReadBuilder:
         return PredicateBuilder(RowType(self.store.fields), self.store.name)
 
     def read_type(self) -> RowType:
+        """The fields of the rows read (a projected ROW subfield named as its column)."""
         names = self._projection or self.store.field_names
-        by_name = {f.name: f for f in self.store.fields}
-        return RowType(tuple(by_name[n] for n in names))
+        columns = resolve_projection(self.store.fields, names, self.store.name)
+        return RowType(tuple(c.field for c in columns))
 
     def new_scan(self) -> TableScan:
         return TableScan(self.store, self._filter(), self._limit)
 
     def new_read(self) -> TableRead:
-        return TableRead(self.store, self._projection, self._filter(), self._limit)
+        projection = self._projection
+        if projection is not None and is_nested(projection, self.store.fields):
+            return NestedTableRead(self.store, projection, self._filter(), self._limit)
+        return TableRead(self.store, projection, self._filter(), self._limit)
+
+    def explain(self, verbose: bool = False) -> ExplainResult:
+        """What the scan of this builder would read (pypaimon's): snapshot, filter,
+        projection, limit, the pruning funnel and the splits' shape, from manifests only;
+        ``verbose`` lists every split. ``str()`` of the result renders it."""
+        return explain(self.store, self._filter(), self._projection, self._limit, verbose)
 
     def _filter(self) -> Predicate | None:
         given = [p for p in (self._partition_filter, self._predicate) if p is not None]

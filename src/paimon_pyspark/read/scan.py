@@ -31,6 +31,7 @@ from paimon_pyspark.errors import (
     CorruptTableError,
     InvalidArgumentError,
     SnapshotExpiredError,
+    UnsupportedOperationError,
     describe,
 )
 from paimon_pyspark.mergetree.universal import interval_partition, key_order
@@ -63,9 +64,52 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+class PartitionRow(bytes):
+    """A split's partition: the BinaryRow bytes (Java's ``DataSplit.partition()``), and the row
+    pypaimon hands out (its GenericRow's ``values``, ``get_field``, ``to_dict``).
+
+    Being bytes, it hashes, compares and serializes as the partition row always did; ``len``
+    is the byte length, not the arity (``arity`` is that).
+    """
+
+    values: tuple[Any, ...]
+    keys: tuple[str, ...]
+
+    def __new__(cls, data: bytes, values: tuple[Any, ...], keys: tuple[str, ...]) -> PartitionRow:
+        row = super().__new__(cls, data)
+        row.values = tuple(values)
+        row.keys = tuple(keys)
+        return row
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (PartitionRow, (bytes(self), self.values, self.keys))
+
+    @property
+    def arity(self) -> int:
+        return len(self.values)
+
+    def get_field(self, pos: int) -> Any:
+        if not 0 <= pos < len(self.values):
+            raise IndexError(f"Position {pos} is out of bounds for row arity {len(self.values)}.")
+        return self.values[pos]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Partition key -> value, as pypaimon's ``split.partition.to_dict()``."""
+        if len(self.keys) != len(self.values):
+            raise InvalidArgumentError(
+                f"This partition row has {len(self.values)} values but {len(self.keys)} key "
+                "names: a split decoded without its table's partition keys cannot name them."
+            )
+        return dict(zip(self.keys, self.values, strict=True))
+
+
 @dataclass(frozen=True)
 class DataSplit:
-    """Files of one bucket of one partition, read together (Java's DataSplit)."""
+    """Files of one bucket of one partition, read together (Java's DataSplit).
+
+    ``partition`` is a :class:`PartitionRow` (bytes) when ``partition_keys`` names the table's
+    partition keys (a planned split does): pypaimon's ``split.partition.to_dict()``.
+    """
 
     snapshot_id: int
     partition: bytes
@@ -77,14 +121,51 @@ class DataSplit:
     """Only in a primary-key split of an incremental diff (Java's IncrementalSplit): the files
     of the bucket that the start snapshot had and the end has not; ``files`` are the reverse.
     None elsewhere, and where a split's encoding dropped them (TableRead plans them again)."""
+    partition_keys: tuple[str, ...] = dataclasses.field(default=(), compare=False)
+    file_ranges: tuple[tuple[str, int, int], ...] = ()
+    """Only in a split of ``TableScan.with_slice``: (file name, first row, end row) of the files
+    read in part (pypaimon's SlicedSplit); the other files are read whole."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.partition, PartitionRow):
+            row = PartitionRow(self.partition, self.partition_values, self.partition_keys)
+            object.__setattr__(self, "partition", row)
 
     @property
     def row_count(self) -> int:
-        return sum(f.row_count for f in self.files)
+        """The rows the split reads (of a sliced file, its slice)."""
+        total = 0
+        for f in self.files:
+            rows = self.file_rows(f)
+            total += f.row_count if rows is None else rows[1] - rows[0]
+        return total
+
+    def file_rows(self, f: DataFileMeta) -> tuple[int, int] | None:
+        """(first row, end row) of file ``f`` when the split reads it in part, else None."""
+        for name, start, end in self.file_ranges:
+            if name == f.file_name:
+                return start, end
+        return None
+
+    @property
+    def file_size(self) -> int:
+        """The bytes of the split's files (pypaimon's ``DataSplit.file_size``)."""
+        return sum(f.file_size for f in self.files)
 
     @property
     def file_paths(self) -> list[str]:
         return [f"{self.bucket_path}/{f.file_name}" for f in self.files]
+
+    def filter_file(self, func: Callable[[DataFileMeta], bool]) -> DataSplit | None:
+        """The split with only the files ``func`` keeps, or None for none (pypaimon's)."""
+        kept = tuple(f for f in self.files if func(f))
+        return self.with_files(kept) if kept else None
+
+    def with_files(self, files: Sequence[DataFileMeta]) -> DataSplit:
+        """The split reading only ``files`` (of its own), each with its row range if sliced."""
+        names = {f.file_name for f in files}
+        ranges = tuple(r for r in self.file_ranges if r[0] in names)
+        return dataclasses.replace(self, files=tuple(files), file_ranges=ranges)
 
 
 @dataclass(frozen=True)
@@ -109,6 +190,7 @@ class TableScan:
         self.merge_engine = store.options.merge_engine
         self.scan_all_files = False
         self.shard: tuple[int, int] | None = None
+        self.slice: tuple[int, int] | None = None
 
     def with_scan_all_files(self) -> TableScan:
         """Also plan the postpone-bucket files (bucket -2) that batch scans skip, one split
@@ -134,11 +216,48 @@ class TableScan:
                 "number_of_para_subtasks) takes ints with 0 <= idx_of_this_subtask < "
                 f"number_of_para_subtasks, got {describe(idx)} and {describe(n)}."
             )
+        if self.slice is not None:
+            raise InvalidArgumentError(
+                f"Table '{self.store.name}': with_shard and with_slice cannot be used together."
+            )
         self.shard = (idx, n)
+        return self
+
+    def with_slice(self, start_pos: int, end_pos: int) -> TableScan:
+        """Plan only the rows at positions ``[start_pos, end_pos)`` of the plan (pypaimon's).
+
+        Append tables only (a primary-key table's rows have no position before the merge;
+        use ``with_shard``). Positions count the planned files' rows in plan order, before
+        the filter's row-level part, so consecutive slices read every planned row once; a
+        file at a boundary is read in part (``DataSplit.file_ranges``). An end past the last
+        row is clamped.
+        """
+        call = "TableScan.with_slice(start_pos, end_pos)"
+        if (
+            any(isinstance(v, bool) or not isinstance(v, int) for v in (start_pos, end_pos))
+            or start_pos < 0
+            or start_pos >= end_pos
+        ):
+            raise InvalidArgumentError(
+                f"Table '{self.store.name}': {call} takes ints with 0 <= start_pos < end_pos, "
+                f"got {describe(start_pos)} and {describe(end_pos)}."
+            )
+        if self.primary_key:
+            raise UnsupportedOperationError(
+                f"Table '{self.store.name}': {call} is for append tables; a primary-key "
+                "table's rows are merged per bucket, so use with_shard instead."
+            )
+        if self.shard is not None:
+            raise InvalidArgumentError(
+                f"Table '{self.store.name}': with_shard and with_slice cannot be used together."
+            )
+        self.slice = (start_pos, end_pos)
         return self
 
     def plan(self) -> Plan:
         plan = self._plan()
+        if self.slice is not None:
+            return Plan(plan.snapshot_id, tuple(slice_splits(plan.splits(), *self.slice)))
         if self.shard is None:
             return plan
         splits = shard_splits(plan.splits(), *self.shard, by_bucket=self.primary_key)
@@ -292,13 +411,14 @@ class TableScan:
             if before is not None or self._keep_by_value(e.file):
                 groups.setdefault((e.partition, e.bucket), []).append(e.file)
         splits = []
+        keys = tuple(self.store.partition_keys)
         for (partition, bucket), files in groups.items():
             files.sort(key=lambda f: (f.level, f.min_sequence_number))
             start = None if before is None else tuple(before.get((partition, bucket), ()))
             values = tuple(deserialize_with_arity(partition, self.store.partition_types))
             path = self._bucket_path(values, bucket)
             splits.append(
-                DataSplit(snapshot_id, partition, values, bucket, path, tuple(files), start)
+                DataSplit(snapshot_id, partition, values, bucket, path, tuple(files), start, keys)
             )
         return splits
 
@@ -435,6 +555,7 @@ class TableScan:
         for e in entries:
             groups.setdefault((e.partition, e.bucket), []).append(e.file)
         types = self.store.partition_types
+        keys = tuple(self.store.partition_keys)
         splits = []
         for (partition, bucket), group in groups.items():
             files = group if bucket == POSTPONE_BUCKET else self._keep_bucket_files(group)
@@ -447,7 +568,9 @@ class TableScan:
             else:
                 groups_of_bucket = self._split_bucket(files)
             for part in groups_of_bucket:
-                splits.append(DataSplit(snapshot_id, partition, values, bucket, path, tuple(part)))
+                splits.append(
+                    DataSplit(snapshot_id, partition, values, bucket, path, tuple(part), None, keys)
+                )
         return splits
 
     def _split_bucket(self, files: list[DataFileMeta]) -> list[list[DataFileMeta]]:
@@ -483,13 +606,16 @@ class TableScan:
         types = self.store.partition_types
         o = self.store.options
         target, cost = o.source_split_target_size, o.source_split_open_file_cost
+        keys = tuple(self.store.partition_keys)
         for (partition, bucket), files in groups.items():
             values = tuple(deserialize_with_arity(partition, types))
             bucket_path = self._bucket_path(values, bucket)
             files.sort(key=lambda f: f.min_sequence_number)
             for pack in pack_ordered(files, lambda f: max(f.file_size, cost), target):
                 splits.append(
-                    DataSplit(snapshot_id, partition, values, bucket, bucket_path, tuple(pack))
+                    DataSplit(
+                        snapshot_id, partition, values, bucket, bucket_path, tuple(pack), None, keys
+                    )
                 )
             if remaining is not None:
                 remaining -= sum(f.row_count for f in files)
@@ -514,6 +640,27 @@ def shard_splits(splits: Sequence[DataSplit], idx: int, n: int, by_bucket: bool)
             position += f.row_count
         if kept:
             out.append(dataclasses.replace(split, files=tuple(kept)))
+    return out
+
+
+def slice_splits(splits: Sequence[DataSplit], start: int, end: int) -> list[DataSplit]:
+    """The rows at positions ``[start, end)`` of ``splits`` (see TableScan.with_slice)."""
+    out: list[DataSplit] = []
+    position = 0
+    for split in splits:
+        kept: list[DataFileMeta] = []
+        ranges: list[tuple[str, int, int]] = []
+        for f in split.files:
+            low, high = max(0, start - position), min(f.row_count, end - position)
+            position += f.row_count
+            if low < high:
+                kept.append(f)
+                if (low, high) != (0, f.row_count):
+                    ranges.append((f.file_name, low, high))
+        if kept:
+            out.append(dataclasses.replace(split, files=tuple(kept), file_ranges=tuple(ranges)))
+        if position >= end:
+            break
     return out
 
 

@@ -2,8 +2,10 @@
 
 Plays the part of Java's ``DataSplit.serialize`` / ``deserialize`` for our own processes: the
 record (spec/versioned_record.py) holds the snapshot id, the partition row, the bucket, its
-path and the files as DataFileMetaSerializer bytes. The partition values are read back from the
-partition row with the table's partition types, as a scan computes them.
+path and the files as DataFileMetaSerializer bytes; version 2 adds the partition key names
+(``split.partition.to_dict()`` in a task) and the row ranges of a ``with_slice`` split, which
+a version-1 record cannot carry. The partition values are read back from the partition row with
+the table's partition types, as a scan computes them.
 """
 
 from __future__ import annotations
@@ -15,24 +17,53 @@ from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
 from paimon_pyspark.types.data_types import DataType
 
 _MAGIC = b"PPds"
-_VERSION = 1
+_VERSION = 2
+_VERSIONS = {1, 2}
 _LIST_MAGIC = b"PPdl"
-_LIST_VERSION = 1
+_LIST_VERSION = 2
+_VERSIONS = {1, 2}
 
 
 def encode_split(split: DataSplit) -> bytes:
     w = RecordWriter(_MAGIC, _VERSION).write_long(split.snapshot_id).write_bytes(split.partition)
     w.write_int(split.bucket).write_str(split.bucket_path)
-    return w.write_files(split.files).to_bytes()
+    w.write_files(split.files)
+    w.write_int(len(split.partition_keys))
+    for key in split.partition_keys:
+        w.write_str(key)
+    w.write_int(len(split.file_ranges))
+    for name, start, end in split.file_ranges:
+        w.write_str(name).write_long(start).write_long(end)
+    return w.to_bytes()
 
 
 def decode_split(data: bytes, partition_types: Sequence[DataType]) -> DataSplit:
-    r = RecordReader(data, _MAGIC, {_VERSION}, "data split")
+    r = RecordReader(data, _MAGIC, _VERSIONS, "data split")
     snapshot_id = r.read_long()
     partition, values = r.read_partition(partition_types)
     bucket, bucket_path, files = r.read_int(), r.read_str(), r.read_files()
+    keys: tuple[str, ...] = ()
+    ranges: tuple[tuple[str, int, int], ...] = ()
+    if r.version >= 2:
+        keys = tuple(r.read_str() for _ in range(r.read_int()))
+        if keys and len(keys) != len(values):
+            raise r.error(f"{len(keys)} partition keys for {len(values)} partition values")
+        ranges = tuple((r.read_str(), r.read_long(), r.read_long()) for _ in range(r.read_int()))
+        names = {f.file_name for f in files}
+        for name, start, end in ranges:
+            if name not in names or not 0 <= start <= end:
+                raise r.error(f"row range {start}..{end} of file '{name}' does not fit the split")
     r.finish()
-    return DataSplit(snapshot_id, partition, values, bucket, bucket_path, files)
+    return DataSplit(
+        snapshot_id,
+        partition,
+        values,
+        bucket,
+        bucket_path,
+        files,
+        partition_keys=keys,
+        file_ranges=ranges,
+    )
 
 
 def encode_splits(splits: Sequence[DataSplit]) -> bytes:

@@ -30,6 +30,8 @@ import pyarrow as pa
 
 from paimon_pyspark import options as opts
 from paimon_pyspark.errors import (
+    ColumnAlreadyExistError,
+    ColumnNotExistError,
     InvalidArgumentError,
     SchemaChangeError,
     UnsupportedOperationError,
@@ -468,6 +470,20 @@ class _Columns:
     def refuse(self, message: str) -> NoReturn:
         raise SchemaChangeError(f"Table '{self.table}': {message}")
 
+    def missing(self, column: str, message: str | None = None) -> NoReturn:
+        """pypaimon's ColumnNotExistException (a SchemaChangeError), with Java's message."""
+        error = ColumnNotExistError(column, self.table)
+        text = message or f"Column {column} does not exist in the {self.table} table."
+        error.args = (f"Table '{self.table}': {text}",)
+        raise error
+
+    def present(self, column: str) -> NoReturn:
+        """pypaimon's ColumnAlreadyExistException (a SchemaChangeError), with Java's message."""
+        error = ColumnAlreadyExistError(column, self.table)
+        text = f"Column {column} already exists in the {self.table} table."
+        error.args = (f"Table '{self.table}': {text}",)
+        raise error
+
     @staticmethod
     def index(fields: list[DataField], name: str) -> int | None:
         for i, f in enumerate(fields):
@@ -478,14 +494,12 @@ class _Columns:
     def must_exist(self, fields: list[DataField], names: Sequence[str], name: str) -> int:
         i = self.index(fields, name)
         if i is None:
-            label = ".".join([*names[:-1], name])
-            self.refuse(f"Column {label} does not exist in the {self.table} table.")
+            self.missing(".".join([*names[:-1], name]))
         return i
 
     def must_not_exist(self, fields: list[DataField], names: Sequence[str], name: str) -> None:
         if self.index(fields, name) is not None:
-            label = ".".join([*names[:-1], name])
-            self.refuse(f"Column {label} already exists in the {self.table} table.")
+            self.present(".".join([*names[:-1], name]))
 
     def at(self, names: Sequence[str], action: Callable[[list[DataField]], None]) -> None:
         """Run ``action`` on the field list holding the last name of ``names``."""
@@ -504,8 +518,7 @@ class _Columns:
             return out
         i = self.index(out, names[depth])
         if i is None:
-            label = ".".join(names[: depth + 1])
-            self.refuse(f"Column {label} does not exist in the {self.table} table.")
+            self.missing(".".join(names[: depth + 1]))
         parent = out[i]
         if not isinstance(parent.type, RowType):
             raise UnsupportedOperationError(
@@ -563,7 +576,7 @@ class _Columns:
                     ref = move.reference_field_name or ""
                     i = self.index(fields, ref)
                     if i is None:
-                        self.refuse(f"Column {ref} does not exist in the {self.table} table.")
+                        self.missing(ref)
                     fields.insert(i + 1 if move.type is MoveType.AFTER else i, new)
             elif self.add_before_partition and self.old.partition_keys and len(names) == 1:
                 first = next(
@@ -681,7 +694,7 @@ class _Columns:
         fields = self.fields
         i = self.index(fields, move.field_name)
         if i is None:
-            self.refuse(f"Field name not found: {move.field_name}")
+            self.missing(move.field_name, f"Field name not found: {move.field_name}")
 
         def to(target: int) -> None:
             if target == i:
@@ -697,7 +710,8 @@ class _Columns:
             return
         ref = self.index(fields, move.reference_field_name or "")
         if ref is None:
-            self.refuse(f"Reference field name not found: {move.reference_field_name}")
+            ref_name = move.reference_field_name or ""
+            self.missing(ref_name, f"Reference field name not found: {ref_name}")
         to(ref)
         target = ref
         if move.type is MoveType.AFTER and i > ref:

@@ -27,8 +27,10 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from paimon_pyspark.commit.commit_callback import CommitCallback, CommitCallbackContext
 from paimon_pyspark.commit.file_store_commit import FileStoreCommit, new_store_commit
-from paimon_pyspark.commit.overwrite import Overwrite, partition_spec
+from paimon_pyspark.commit.overwrite import Overwrite, PartitionFilter, partition_spec
+from paimon_pyspark.commit.truncate import partitions_filter, truncate
 from paimon_pyspark.errors import (
     CommitConflictError,
     CommitError,
@@ -68,6 +70,56 @@ class TableCommit:
         self.new_user = new_user
         self._committed = False
         self._append_check = False
+        self._commit_callbacks: list[CommitCallback] = []
+
+    def add_commit_callback(self, callback: CommitCallback) -> None:
+        """Call ``callback`` after each snapshot this TableCommit commits (pypaimon's).
+
+        It gets a CommitCallbackContext (commit/commit_callback.py): the snapshot, the manifest
+        entries it committed and the commit identifier. A retry that commits nothing calls no
+        callback. Its exception reaches the caller with the commit already in the table.
+        """
+        if not isinstance(callback, CommitCallback):
+            raise InvalidArgumentError(
+                f"Table '{self.store.name}': add_commit_callback takes a CommitCallback, got "
+                f"{describe(callback)}."
+            )
+        self._commit_callbacks.append(callback)
+
+    def truncate_table(self) -> None:
+        """Delete every row of the table in one OVERWRITE snapshot (Java's and pypaimon's
+        ``truncate_table``; commit/truncate.py). Once per TableCommit, as a batch commit."""
+        self._truncate(None, "TableCommit.truncate_table()")
+
+    def truncate_partitions(self, partitions: Sequence[Mapping[str, Any]]) -> None:
+        """Delete every row of the partitions matching any of ``partitions`` in one OVERWRITE
+        snapshot (Java's ``truncatePartitions``). A spec may name some partition keys only
+        (every partition under it goes); values are Python values or Java's strings, and
+        ``partition.default-name`` or None is the null partition. Partitions that do not exist
+        are ignored, and the snapshot is committed all the same, as in Java."""
+        call = "TableCommit.truncate_partitions(partitions)"
+        self._truncate(partitions_filter(self.store, partitions, call), call)
+
+    def _truncate(self, filter_: PartitionFilter | None, call: str) -> None:
+        if self._committed:
+            raise CommitError(
+                f"Table '{self.store.name}': {call}: a batch commit can only be committed once."
+            )
+        snapshot_id = truncate(self.store, self.commit_user, filter_, BATCH_COMMIT_IDENTIFIER)
+        self._committed = True
+        self._notify_commit_callbacks([snapshot_id], BATCH_COMMIT_IDENTIFIER)
+        self._maintain(snapshot_id)
+
+    def _notify_commit_callbacks(self, snapshot_ids: Sequence[int], identifier: int) -> None:
+        if not self._commit_callbacks:
+            return
+        sm, mio = self.store.snapshot_manager, self.store.manifest_io
+        for snapshot_id in snapshot_ids:
+            snapshot = sm.snapshot(snapshot_id)
+            entries = mio.read_entries(mio.read_manifest_list(snapshot.delta_manifest_list))
+            context = CommitCallbackContext(snapshot, entries, identifier)
+            for callback in self._commit_callbacks:
+                callback.call(context)
 
     def append_commit_check_conflict(self, check: bool = True) -> TableCommit:
         """Check APPEND commits for conflicts too (Java's ``appendCommitCheckConflict``).
@@ -179,9 +231,12 @@ class TableCommit:
         check_append_files: bool = False,
     ) -> list[int]:
         if self.overwrite_spec is not None:
-            return store_commit.overwrite(messages, self.overwrite_spec, identifier)
-        store_commit.append_commit_check_conflict = self._append_check
-        return store_commit.commit(messages, identifier, check_append_files)
+            ids = store_commit.overwrite(messages, self.overwrite_spec, identifier)
+        else:
+            store_commit.append_commit_check_conflict = self._append_check
+            ids = store_commit.commit(messages, identifier, check_append_files)
+        self._notify_commit_callbacks(ids, identifier)
+        return ids
 
     def _is_batch_retry(self, messages: Sequence[CommitMessage]) -> bool:
         """True when a batch commit of this user already put exactly these files in the table.
@@ -300,7 +355,13 @@ class TableCommit:
                 )
 
     def close(self) -> None:
-        pass
+        """Close the commit callbacks (pypaimon's FileStoreCommit.close does, ignoring their
+        errors)."""
+        for callback in self._commit_callbacks:
+            try:
+                callback.close()
+            except Exception:
+                LOG.warning("Closing commit callback %r failed.", callback, exc_info=True)
 
     def data_file_path(self, m: CommitMessage, file_name: str) -> str:
         values = deserialize_with_arity(m.partition, self.store.partition_types)

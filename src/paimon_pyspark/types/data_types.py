@@ -34,12 +34,32 @@ class DataType:
     def to_json(self) -> Any:
         return self.sql() + ("" if self.nullable else " NOT NULL")
 
+    def to_dict(self) -> Any:
+        """pypaimon's name for the schema-file JSON (a string for atomic types, a dict else)."""
+        return self.to_json()
+
+    @classmethod
+    def from_dict(cls, data: Any) -> DataType:
+        """pypaimon's name for parsing the schema-file JSON of a type."""
+        return parse_type_json(data)
+
     def __str__(self) -> str:
         return self.sql() + ("" if self.nullable else " NOT NULL")
 
 
+class _SqlNamed:
+    """pypaimon's ``AtomicType.type``: the SQL name of an atomic type, without nullability."""
+
+    def sql(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def type(self) -> str:
+        return self.sql()
+
+
 @dataclass(frozen=True)
-class AtomicType(DataType):
+class AtomicType(_SqlNamed, DataType):
     name: str = "INT"
 
     @property
@@ -51,7 +71,7 @@ class AtomicType(DataType):
 
 
 @dataclass(frozen=True)
-class DecimalType(DataType):
+class DecimalType(_SqlNamed, DataType):
     precision: int = 10
     scale: int = 0
 
@@ -64,7 +84,7 @@ class DecimalType(DataType):
 
 
 @dataclass(frozen=True)
-class CharType(DataType):
+class CharType(_SqlNamed, DataType):
     """CHAR(n) / VARCHAR(n); VARCHAR of the maximum length is STRING."""
 
     length: int = 1
@@ -81,7 +101,7 @@ class CharType(DataType):
 
 
 @dataclass(frozen=True)
-class BinaryType(DataType):
+class BinaryType(_SqlNamed, DataType):
     """BINARY(n) / VARBINARY(n); VARBINARY of the maximum length is BYTES."""
 
     length: int = 1
@@ -98,7 +118,7 @@ class BinaryType(DataType):
 
 
 @dataclass(frozen=True)
-class TimeType(DataType):
+class TimeType(_SqlNamed, DataType):
     precision: int = 0
 
     @property
@@ -110,7 +130,7 @@ class TimeType(DataType):
 
 
 @dataclass(frozen=True)
-class TimestampType(DataType):
+class TimestampType(_SqlNamed, DataType):
     """TIMESTAMP(p), or with ``local_tz`` TIMESTAMP(p) WITH LOCAL TIME ZONE."""
 
     precision: int = 6
@@ -211,6 +231,15 @@ class DataField:
             out["defaultValue"] = self.default_value
         return out
 
+    def to_dict(self) -> dict[str, Any]:
+        """pypaimon's name for :meth:`to_json`."""
+        return self.to_json()
+
+    @staticmethod
+    def from_dict(obj: dict[str, Any]) -> DataField:
+        """pypaimon's name for :meth:`from_json`."""
+        return DataField.from_json(obj)
+
     @staticmethod
     def from_json(obj: dict[str, Any]) -> DataField:
         return DataField(
@@ -246,6 +275,13 @@ class RowType(DataType):
             if f.name == name:
                 return f
         raise KeyError(name)
+
+    def get_field_index(self, field_name: str) -> int:
+        """pypaimon's RowType.get_field_index: the position of ``field_name``."""
+        for i, f in enumerate(self.fields):
+            if f.name == field_name:
+                return i
+        raise KeyError(f"Field '{field_name}' is not in {self}.")
 
 
 def _nn(t: DataType) -> str:

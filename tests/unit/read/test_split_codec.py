@@ -48,3 +48,36 @@ def test_a_pickled_or_cut_split_is_refused() -> None:
         decode_split(pickle.dumps(split()), TYPES)
     with pytest.raises(CorruptRecordError, match="data split does not decode.*trailing"):
         decode_split(encode_split(split()) + b"!", TYPES)
+
+
+def test_partition_keys_and_slices_round_trip() -> None:
+    whole = split()
+    keyed = DataSplit(
+        whole.snapshot_id,
+        whole.partition,
+        whole.partition_values,
+        whole.bucket,
+        whole.bucket_path,
+        whole.files,
+        partition_keys=("dt", "n"),
+        file_ranges=(("data-1.orc", 3, 9),),
+    )
+    back = decode_split(encode_split(keyed), TYPES)
+    assert back.partition_keys == ("dt", "n")
+    assert back.file_ranges == (("data-1.orc", 3, 9),)
+    assert back.partition.to_dict() == {"dt": "dt=ü", "n": -(2**40)}  # type: ignore[attr-defined]
+
+
+def test_a_slice_of_a_file_the_split_lacks_is_refused() -> None:
+    whole = split()
+    bad = DataSplit(
+        whole.snapshot_id,
+        whole.partition,
+        whole.partition_values,
+        whole.bucket,
+        whole.bucket_path,
+        whole.files,
+        file_ranges=(("data-9.orc", 0, 1),),
+    )
+    with pytest.raises(CorruptRecordError, match="data-9.orc"):
+        decode_split(encode_split(bad), TYPES)
