@@ -28,15 +28,25 @@ import pyarrow as pa
 from paimon_pyspark.errors import InvalidArgumentError, describe
 from paimon_pyspark.io.data_file_reader import read_data_file
 from paimon_pyspark.merge.merge_function import MergeSettings
+from paimon_pyspark.read.arrow_stream import SplitStream
 from paimon_pyspark.read.incremental import DELTA, DIFF, added_records, diff_rows, incremental_mode
 from paimon_pyspark.read.kv_read import merge_read
 from paimon_pyspark.read.predicate import CompoundPredicate, Predicate, PredicateBuilder
 from paimon_pyspark.read.scan import DataSplit, Plan, TableScan
+from paimon_pyspark.read.store_ref import (
+    PlainPredicate,
+    StoreRef,
+    predicate_from_plain,
+    predicate_to_plain,
+)
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.types.arrow import to_arrow_type
 
 if TYPE_CHECKING:
+    import ray.data
+    from duckdb import DuckDBPyConnection
+
     from paimon_pyspark.store.file_store import FileStore
 
 _READ_THREADS = 4
@@ -117,6 +127,79 @@ class TableRead:
 
         return rows()
 
+    def to_duckdb(
+        self,
+        splits: Sequence[DataSplit],
+        table_name: str,
+        connection: DuckDBPyConnection | None = None,
+    ) -> DuckDBPyConnection:
+        """``connection`` (or a new in-memory DuckDB) with the rows of ``splits`` registered as
+        ``table_name`` (pypaimon's ``to_duckdb``).
+
+        Registered as an Arrow stream source, not a table: nothing is read until a query scans
+        it, a scan holds a few batches at a time, and each query reads the splits again
+        (read/arrow_stream.py), so every query sees the same rows.
+        """
+        import duckdb
+
+        checked = self._splits("to_duckdb", splits)
+        if not isinstance(table_name, str) or not table_name.strip():
+            raise InvalidArgumentError(
+                f"Table '{self.table.name}': TableRead.to_duckdb(table_name) takes a non-empty "
+                f"string, got {describe(table_name)}."
+            )
+        con = duckdb.connect(database=":memory:") if connection is None else connection
+        con.register(table_name, SplitStream(self, checked))
+        return con
+
+    def to_ray(
+        self,
+        splits: Sequence[DataSplit],
+        *,
+        ray_remote_args: dict[str, Any] | None = None,
+        concurrency: int | None = None,
+        override_num_blocks: int | None = None,
+        **read_args: Any,
+    ) -> ray.data.Dataset:
+        """A Ray Dataset of the rows of ``splits``, read by parallel Ray tasks (pypaimon's
+        ``to_ray``; read/ray_datasource.py). ``ray_remote_args``, ``concurrency``,
+        ``override_num_blocks`` and ``read_args`` go to ``ray.data.read_datasource``. Each
+        task reloads the table from the warehouse; a limit holds for the whole dataset.
+        """
+        import ray.data
+
+        from paimon_pyspark.read.ray_datasource import RayDatasource
+
+        checked = self._splits("to_ray", splits)
+        if override_num_blocks is not None and (
+            isinstance(override_num_blocks, bool)
+            or not isinstance(override_num_blocks, int)
+            or override_num_blocks < 1
+        ):
+            raise InvalidArgumentError(
+                f"Table '{self.table.name}': TableRead.to_ray(override_num_blocks) takes an int "
+                f">= 1, or None, got {describe(override_num_blocks)}."
+            )
+        if not checked:
+            return ray.data.from_arrow(self.output_schema.empty_table())
+        dataset: ray.data.Dataset = ray.data.read_datasource(
+            RayDatasource(self, checked),
+            ray_remote_args=ray_remote_args,
+            concurrency=concurrency,
+            override_num_blocks=override_num_blocks,
+            **read_args,
+        )
+        if self.limit is not None:
+            dataset = dataset.limit(self.limit)
+        return dataset
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickles as plain values (Ray ships a read to its tasks; pypaimon's reads pickle):
+        the store's reference, the projection, the filter as tuples and the limit. Unpickling
+        reads the table's schema back from the warehouse (read/store_ref.py)."""
+        predicate = predicate_to_plain(self.predicate)
+        return _reopen, (StoreRef.of(self.table), list(self.projection), predicate, self.limit)
+
     def _parallelism(self, call: str, parallelism: object) -> int:
         if parallelism is None:
             return _READ_THREADS
@@ -179,6 +262,9 @@ class TableRead:
 
     def _read_one(self, split: DataSplit, f: DataFileMeta) -> pa.Table:
         table = read_data_file(self.table, split.bucket_path, f, self.read_fields)
+        rows = split.file_rows(f)  # a with_slice split reads part of a file
+        if rows is not None:
+            table = table.slice(rows[0], rows[1] - rows[0])
         return self._filtered(split, table).select(self.projection)
 
     def _read_merged(self, split: DataSplit) -> pa.Table:
@@ -238,6 +324,14 @@ class TableRead:
             verdict = None
         self._verdicts[split.partition] = verdict
         return verdict
+
+
+def _reopen(
+    store: FileStore, projection: list[str], predicate: PlainPredicate | None, limit: int | None
+) -> TableRead:
+    """A TableRead unpickled: ``store`` was reloaded from its StoreRef."""
+    restored = predicate_from_plain(predicate, store.fields, store.name)
+    return TableRead(store, projection, restored, limit)
 
 
 def _by_partition(

@@ -46,7 +46,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 from pyspark import TaskContext
@@ -69,6 +69,7 @@ from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.table_commit import TableCommit
 from paimon_pyspark.table.write_builder import BatchWriteBuilder
 from paimon_pyspark.write.compact_manager import compact_written_buckets
+from paimon_pyspark.write.shared_buckets import SHARED_BUCKET_STRIDE, renumber_shared_buckets
 from paimon_pyspark.write.table_write import TableWrite
 
 STAGING_DIR = ".paimon-staging"
@@ -78,8 +79,6 @@ FINISHED = "_FINISHED"
 """What earlier versions left in an ended job's staging directory, for an hour."""
 _FINISHED_JOB_RETENTION_S = 3600
 _BATCH_ROWS = 256 * 1024
-SHARED_BUCKET_STRIDE = 1 << 16
-"""Tasks that may share a primary-key bucket interleave their sequence numbers with this stride."""
 _STAGING_MAGIC = b"PPsr"
 _STAGING_VERSION = 1
 _RESULT_MAGIC = b"PPtr"
@@ -426,37 +425,3 @@ class WriteJob:
             with contextlib.suppress(FileNotFoundError):  # removed by another job meanwhile
                 if io.mtime(stamp) < horizon:
                     io.delete_dir(directory)
-
-
-def renumber_shared_buckets(messages: Sequence[CommitMessage]) -> list[CommitMessage]:
-    """Give files of a bucket written by several tasks consecutive sequence numbers.
-
-    Every task continues from the bucket's highest sequence number in the snapshot it read, so
-    tasks sharing a bucket overlap. Append data files hold no sequence column: renumbering the
-    metadata makes the bucket look written by one writer, as Java's shuffled writes produce.
-    """
-    groups: dict[tuple[bytes, int], list[int]] = {}
-    for i, m in enumerate(messages):
-        groups.setdefault((m.partition, m.bucket), []).append(i)
-    out = list(messages)
-    for indices in groups.values():
-        if len(indices) < 2:
-            continue
-        files = [f for i in indices for f in out[i].data_increment.new_files]
-        if not files:
-            continue
-        next_seq = min(f.min_sequence_number for f in files)
-        for i in indices:
-            renumbered = []
-            for f in out[i].data_increment.new_files:
-                renumbered.append(
-                    replace(
-                        f,
-                        min_sequence_number=next_seq,
-                        max_sequence_number=next_seq + f.row_count - 1,
-                    )
-                )
-                next_seq += f.row_count
-            increment = replace(out[i].data_increment, new_files=tuple(renumbered))
-            out[i] = replace(out[i], data_increment=increment)
-    return out

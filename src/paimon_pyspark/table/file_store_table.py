@@ -28,12 +28,16 @@ from paimon_pyspark.options import TIME_TRAVEL_KEYS, CoreOptions
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.read.scan import TableScan
+from paimon_pyspark.read.store_ref import StoreRef
+from paimon_pyspark.read.stream_scan import StreamReadBuilder
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.store.file_store import FileStore
-from paimon_pyspark.store.managers import SchemaManager, TagManager
+from paimon_pyspark.store.managers import SchemaManager
 from paimon_pyspark.store.manifest_io import ManifestIO
 from paimon_pyspark.table.snapshot_manager import TableSnapshotManager
+from paimon_pyspark.table.stream_builders import StreamWriteBuilder
+from paimon_pyspark.table.tag_manager import TableTagManager
 from paimon_pyspark.table.write_builder import BatchWriteBuilder
 from paimon_pyspark.types.data_types import DataField, DataType
 
@@ -56,6 +60,12 @@ class FileStoreTable:
         return FileStoreTable(
             store.file_io, store.path, store.name, store.table_schema, store.dynamic_options
         )
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickles as plain values (pypaimon's tables pickle; Ray ships one to its write
+        tasks): the store's URI, filesystem options, name, schema id and dynamic options.
+        Unpickling reads that schema back from the warehouse (read/store_ref.py)."""
+        return FileStoreTable.of, (StoreRef.of(self.store),)
 
     # --- identity and schema -----------------------------------------------------------------
 
@@ -129,8 +139,9 @@ class FileStoreTable:
         return self.store.manifest_io
 
     @property
-    def tag_manager(self) -> TagManager:
-        return TagManager(self.file_io, self.path)
+    def tag_manager(self) -> TableTagManager:
+        """The tag manager; also callable, as pypaimon's ``table.tag_manager()``."""
+        return TableTagManager(self.file_io, self.path)
 
     def partition_rel_path(self, values: list[Any]) -> str:
         return self.store.partition_rel_path(values)
@@ -182,8 +193,35 @@ class FileStoreTable:
         """``new_batch_write_builder`` by its name in seed 004's (paimon-rust's) Python API."""
         return self.new_batch_write_builder(commit_user)
 
+    def new_postpone_fixed_bucket_write_builder(
+        self, commit_user: str | None = None
+    ) -> BatchWriteBuilder:
+        """A batch write builder of a postpone-bucket table (``bucket = -2``) whose rows go
+        straight to real buckets (pypaimon's; Java's ``postpone.batch-write-fixed-bucket``):
+        a partition keeps its bucket count, a new one gets ``postpone.default-bucket-num``.
+        Readable at once, with no postpone compaction. Another bucket mode raises
+        UnsupportedOptionError."""
+        if self.bucket_mode is not BucketMode.POSTPONE_MODE:
+            raise UnsupportedOptionError(
+                f"Table '{self.name}': new_postpone_fixed_bucket_write_builder needs a "
+                f"postpone-bucket table (bucket = -2); this one is {self.bucket_mode}."
+            )
+        fixed = self.copy({"postpone.batch-write-fixed-bucket": "true"}, time_travel=False)
+        return fixed.new_batch_write_builder(commit_user)
+
     def new_read_builder(self) -> ReadBuilder:
         return ReadBuilder(self.store)
+
+    def new_stream_write_builder(self, commit_user: str | None = None) -> StreamWriteBuilder:
+        """A builder for a long-lived write committed once per checkpoint (pypaimon's and
+        Java's StreamWriteBuilder). Pass the same ``commit_user`` after a restart: its commits
+        are what makes a replayed checkpoint commit once (table/stream_builders.py)."""
+        return StreamWriteBuilder(self, commit_user)
+
+    def new_stream_read_builder(self) -> StreamReadBuilder:
+        """A builder for a stream read: a scan that plans each new snapshot once, from the
+        start ``scan.mode`` picks, with ``checkpoint()``/``restore()`` (read/stream_scan.py)."""
+        return StreamReadBuilder(self.store)
 
     def delete(self, predicate: Predicate | None, commit_user: str | None = None) -> int:
         """Delete the rows matching ``predicate`` (every row if None); one snapshot.

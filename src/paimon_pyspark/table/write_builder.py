@@ -102,7 +102,7 @@ class BatchWriteBuilder:
             sequence_slot,
             ignore_previous_files=self.overwrite_spec is not None,
             key_index_bootstrap=bootstrapped_global_assigner,
-        )
+        ).with_table(self.table)
 
     def new_commit(self) -> TableCommit:
         new_user, self._new_user = self._new_user, False

@@ -47,6 +47,7 @@ from paimon_pyspark.errors import (
     OptionError,
     PaimonError,
     SchemaMismatchError,
+    UnsupportedOperationError,
     describe,
 )
 from paimon_pyspark.io.data_file import DataFileSettings
@@ -70,7 +71,10 @@ from paimon_pyspark.write.key_value_writer import KeyValueWriter
 from paimon_pyspark.write.postpone import PostponeBucketWriter, postpone_settings
 
 if TYPE_CHECKING:
+    import ray.data
+
     from paimon_pyspark.store.file_store import FileStore
+    from paimon_pyspark.write.ray_datasink import RayWriteTable
 
 Indices = npt.NDArray[np.intp]
 _WRITE_THREADS = 2
@@ -328,6 +332,43 @@ class TableWrite:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # --- Ray -----------------------------------------------------------------------------------
+
+    ray_table: RayWriteTable | None = None
+    """The facade this write was made from, for ``write_ray`` (set by ``with_table``)."""
+
+    def with_table(self, table: RayWriteTable) -> TableWrite:
+        """Remember the table facade this write was made from (BatchWriteBuilder.new_write
+        passes it): ``write_ray`` opens its own builders on it, as pypaimon's does."""
+        self.ray_table = table
+        return self
+
+    def write_ray(
+        self,
+        dataset: ray.data.Dataset,
+        overwrite: bool = False,
+        concurrency: int | None = None,
+        ray_remote_args: dict[str, Any] | None = None,
+    ) -> None:
+        """Write a Ray Dataset with Ray tasks and commit it once, here (pypaimon's
+        ``write_ray``; write/ray_datasink.py): one snapshot, or an overwrite of the partitions
+        written with ``overwrite``. ``concurrency`` and ``ray_remote_args`` go to
+        ``Dataset.write_datasink``. Rows written with this TableWrite's own ``write_arrow``
+        are not part of it: they are committed through its builder, as before."""
+        from paimon_pyspark.write.ray_datasink import PaimonDatasink
+
+        if self.ray_table is None:
+            raise UnsupportedOperationError(
+                f"Table '{self.table.name}': write_ray needs a TableWrite from "
+                "table.new_batch_write_builder().new_write(), or write "
+                "dataset.write_datasink(PaimonDatasink(table)) directly."
+            )
+        dataset.write_datasink(
+            PaimonDatasink(self.ray_table, overwrite),
+            concurrency=concurrency,
+            ray_remote_args=ray_remote_args,
+        )
 
     # --- schema --------------------------------------------------------------------------------
 
