@@ -76,9 +76,10 @@ def frame(spark: SparkSession, opts: dict[str, str]) -> DataFrame:
     # rather than Spark's AnalysisException around it
     source = PaimonPySparkDataSource(opts)
     source.schema()
-    spark.dataSource.register(PaimonPySparkDataSource)
 
     def python_frame(options: Mapping[str, str]) -> DataFrame:
+        # registered only when used: a read of raw files alone never needs it (5 ms a query)
+        spark.dataSource.register(PaimonPySparkDataSource)
         return spark.read.format(PaimonPySparkDataSource.name()).options(**options).load()
 
     native = None
