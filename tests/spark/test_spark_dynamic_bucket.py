@@ -1,5 +1,6 @@
 """Dynamic-bucket primary-key tables from Spark: ``spark.write`` runs Java's topology (shuffle
-by key assigner, assign, shuffle by bucket, write), ``format('paimon')`` refuses clearly."""
+by key assigner, assign, shuffle by bucket, write); ``format('paimon')``'s agreed buckets are
+tested in test_spark_format_dynamic_bucket.py."""
 
 from __future__ import annotations
 
@@ -58,14 +59,3 @@ def test_spark_write_assigns_each_key_one_bucket_across_tasks(
     assert values[10] == "a-10" and values[600] == "b-600"
     # 750 keys per partition, 100 per bucket: at least 8 buckets in each
     assert len({(pt, b) for (pt, _), bs in seen.items() for b in bs}) >= 16
-
-
-def test_format_paimon_refuses_dynamic_bucket_tables(
-    spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
-) -> None:
-    _create(catalog, ["pk", "pt"])
-    df = spark.range(0, 10).selectExpr("id as pk", "'x' as v", "id % 2 as pt")
-    with pytest.raises(Exception, match="use paimon_pyspark.spark.write"):
-        df.write.format("paimon").option("warehouse", warehouse).option("table", "db.t").mode(
-            "append"
-        ).save()

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 from pyspark import TaskContext
 
+from paimon_pyspark.bucket.door_assigner import AgreedBuckets
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
 from paimon_pyspark.commit.overwrite import Overwrite
 from paimon_pyspark.compact.plan import plan_compaction, run_task, written_only
@@ -68,6 +69,12 @@ from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.table_commit import TableCommit
 from paimon_pyspark.table.write_builder import BatchWriteBuilder
+from paimon_pyspark.write.agreed_buckets import (
+    MergedIndex,
+    index_handler,
+    merge_hash_index_files,
+    route_agreed,
+)
 from paimon_pyspark.write.compact_manager import compact_written_buckets
 from paimon_pyspark.write.shared_buckets import SHARED_BUCKET_STRIDE, renumber_shared_buckets
 from paimon_pyspark.write.table_write import TableWrite
@@ -156,6 +163,11 @@ class WriteJob:
     ``postpone_buckets``: a postpone table's fixed-bucket write, the bucket count of every
     partition that has real buckets as the driver read them once; tasks route with these.
 
+    ``agreed_buckets``: a dynamic-bucket table written by tasks that cannot shuffle (the Data
+    Source door): the snapshot and width the driver pinned, from which every task gives a key
+    the same bucket (bucket/door_assigner.py); the driver merges the tasks' HASH index files
+    of a bucket into one before the commit (write/agreed_buckets.py).
+
     Creating a job (on the driver) opens it: its ``_OPEN`` marker goes down before any task
     can run, and ``commit`` or ``abort`` close it (see the module docstring). The marker is
     written here, not by a separate call, so that every door, the procedures' included, opens
@@ -166,6 +178,7 @@ class WriteJob:
     shared_buckets: bool = False
     overwrite: Overwrite | None = None
     postpone_buckets: Mapping[bytes, int] | None = None
+    agreed_buckets: AgreedBuckets | None = None
 
     def __post_init__(self) -> None:
         table = self.ref.load()
@@ -206,6 +219,8 @@ class WriteJob:
         with builder.new_write(self._sequence_slot(table)) as write:
             if self.postpone_buckets is not None:
                 write.pin_postpone_buckets(self.postpone_buckets)
+            if self.agreed_buckets is not None and bucket_column is None:
+                route_agreed(write, self.agreed_buckets)
             pending: list[pa.RecordBatch] = []
             rows = 0
             for batch in batches:
@@ -295,17 +310,28 @@ class WriteJob:
         messages = [m for r in results for m in r.messages]
         if not table.primary_keys:
             messages = renumber_shared_buckets(messages)
+        merged = MergedIndex(messages)
+        if self.agreed_buckets is not None:
+            merged = merge_hash_index_files(table.store, messages)
+            messages = merged.messages
         # the job's commit user is its own and commits here first: no earlier snapshot of it
         # to search the table for (a search reads every snapshot back to the oldest)
         commit = TableCommit(table.store, self.commit_user, self.overwrite, new_user=True)
-        ids = commit.commit(messages) if messages or self.overwrite is not None else []
+        try:
+            ids = commit.commit(messages) if messages or self.overwrite is not None else []
+        except CommitOutcomeUnknownError:
+            raise
+        except BaseException:
+            index_handler(table.store).delete_quietly(merged.written)
+            raise
+        index_handler(table.store).delete_quietly(merged.superseded)
         self._close(table, keep={r.record for r in results})
         if ids and self.shared_buckets:
             lookup = table.options.need_lookup(bool(table.primary_keys))
             try:
                 if lookup:
                     ids += self._push_up_level0(table, messages)
-                elif table.bucket_mode == BucketMode.HASH_FIXED:
+                elif table.bucket_mode in (BucketMode.HASH_FIXED, BucketMode.HASH_DYNAMIC):
                     ids += self._compact_shared_buckets(table, messages)
             except Exception as e:
                 after = (
