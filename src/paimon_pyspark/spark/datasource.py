@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -40,6 +40,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from paimon_pyspark.bucket.door_assigner import agreed_buckets
 from paimon_pyspark.errors import (
     CatalogError,
     CorruptRecordError,
@@ -58,6 +59,12 @@ from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.native import SKIP_RAW_SPLITS, is_raw
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
+from paimon_pyspark.spark.streaming import (
+    PaimonStreamReader,
+    PaimonStreamWriter,
+    stream_reader,
+    stream_writer,
+)
 from paimon_pyspark.spark.tables import (
     OVERWRITE_PARTITION,
     ensure_table,
@@ -191,26 +198,30 @@ class PaimonDataSource(DataSource):
 
     def writer(self, schema: StructType, overwrite: bool) -> PaimonWriter:
         """``overwrite``: mode('overwrite') or INSERT OVERWRITE, a dynamic partition overwrite,
-        or a static one with option ``overwrite-partition`` (``dt=2026-06-26,hr=10``)."""
+        or a static one with option ``overwrite-partition`` (``dt=2026-06-26,hr=10``).
+
+        A dynamic-bucket table (HASH_DYNAMIC): every task gives a key the bucket its index or
+        the job's pinned plan gives it (bucket/door_assigner.py); a partition keeps option
+        ``parallelism`` buckets open (default: the driver's cores), as Java's Spark writer has
+        that many assigners, at most ``dynamic-bucket.initial-buckets``."""
         if "$" in self.identifier:
             raise UnsupportedOperationError(
                 f"Table '{self.identifier}' is a system table, which is read-only."
             )
         ref, table = ensure_table(self.warehouse, self.identifier, schema, self.opts)
-        if table.primary_keys and table.bucket_mode in (
-            BucketMode.HASH_DYNAMIC,
-            BucketMode.KEY_DYNAMIC,
-        ):
-            # each task would run its own bucket assigner: a key could land in two buckets
-            mode = str(table.bucket_mode)
-            if table.bucket_mode == BucketMode.KEY_DYNAMIC:
-                mode += ", cross-partition upsert"
+        if table.primary_keys and table.bucket_mode == BucketMode.KEY_DYNAMIC:
+            # two tasks may put one key in two partitions: only a shuffle by key can pick one
             raise UnsupportedOptionError(
-                f"Table '{self.identifier}': format('paimon') cannot write a dynamic-bucket "
-                f"primary-key table (bucket = -1, mode {mode}), since Spark gives "
-                "a Python data source no way to route keys to one assigner; use "
-                "paimon_pyspark.spark.write(df, warehouse, table), which does."
+                f"Table '{self.identifier}': format('paimon') cannot write a cross-partition "
+                f"upsert table (bucket = -1, mode {table.bucket_mode}, cross-partition upsert: "
+                "the primary key leaves out partition keys), since a key's rows may reach "
+                "several tasks with different partitions and only one task seeing them all "
+                "can keep the key in one partition; use "
+                "paimon_pyspark.spark.write(df, warehouse, table), which shuffles by key."
             )
+        agreed = None
+        if table.primary_keys and table.bucket_mode == BucketMode.HASH_DYNAMIC:
+            agreed = agreed_buckets(table.store, self._parallelism())
         spec = self.opts.get(OVERWRITE_PARTITION)
         if spec is not None and not overwrite:
             raise OptionError(
@@ -218,7 +229,23 @@ class PaimonDataSource(DataSource):
                 "mode('overwrite')."
             )
         plan = plan_overwrite(table, spec) if overwrite else None
-        return PaimonWriter(WriteJob(ref, shared_buckets=True, overwrite=plan))
+        job = WriteJob(ref, shared_buckets=True, overwrite=plan, agreed_buckets=agreed)
+        return PaimonWriter(job)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> PaimonStreamWriter:
+        """``df.writeStream.format("paimon")``: every micro-batch committed exactly once, as
+        identifier batchId under the query's commit user (spark/streaming.py)."""
+        return stream_writer(
+            self.warehouse, self.identifier, schema, overwrite, self.opts, self._parallelism()
+        )
+
+    def streamReader(self, schema: StructType) -> PaimonStreamReader:
+        """``spark.readStream.format("paimon")``: the latest snapshot whole, then the rows each
+        new snapshot adds (spark/streaming.py); columns and filter are checked as ``reader``
+        checks them."""
+        batch = self.reader(schema)
+        assert isinstance(batch, PaimonReader)
+        return stream_reader(batch.ref, batch.projection, batch.arrow_schema, batch.filter)
 
 
 class PaimonPySparkDataSource(PaimonDataSource):
@@ -322,7 +349,7 @@ class PaimonReader(DataSourceReader):
             settings = MergeSettings.from_table(table.store) if table.primary_keys else None
             splits = [s for s in splits if not is_raw(s, settings)]
         if not table.primary_keys:  # nothing to merge: any file may go to any task
-            splits = [replace(s, files=(f,)) for s in splits for f in s.files]
+            splits = [s.with_files((f,)) for s in splits for f in s.files]
         open_cost = table.options.source_split_open_file_cost
         groups = pack_splits(splits, self.parallelism, open_cost)
         return [InputPartition(encode_splits(group)) for group in groups]
