@@ -1,4 +1,4 @@
-"""The ``paimon-pyspark`` command line."""
+"""The ``paimon-pyspark`` command line: its commands and their arguments."""
 
 from __future__ import annotations
 
@@ -20,8 +20,22 @@ def test_help_lists_the_commands() -> None:
         timeout=60,
         check=True,
     ).stdout
-    assert "demo" in out
-    assert "load" in out
+    for command in (
+        "demo",
+        "load",
+        "compact",
+        "rescale",
+        "expire-snapshots",
+        "remove-orphan-files",
+        "create-tag",
+        "delete-tag",
+        "rollback",
+        "tables",
+        "show",
+        "snapshots",
+        "sql",
+    ):
+        assert command in out
 
 
 def test_load_arguments_parse_into_options() -> None:
@@ -41,15 +55,27 @@ def test_load_arguments_parse_into_options() -> None:
             "bucket=2",
             "--option",
             "bucket-key=id",
+            "--json",
         ]
     )
-    assert (args.input, args.table, args.create, args.partition_keys) == (
+    assert (args.input, args.table, args.create, args.partition_keys, args.json) == (
         "in.parquet",
         "db.t",
         True,
         "dt",
+        True,
     )
-    assert args.option == ["bucket=2", "bucket-key=id"]
+    assert args.option == [("bucket", "2"), ("bucket-key", "id")]
+    assert (args.mode, args.verbose) == ("append", False)
+
+
+def test_an_option_without_a_value_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        _parser().parse_args(
+            ["load", "--input", "x", "--warehouse", "/w", "--table", "db.t", "--option", "bucket"]
+        )
+    assert exit_info.value.code == 2
+    assert "expected KEY=VALUE, got 'bucket'" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -70,3 +96,30 @@ def test_load_job_lands_a_parquet_input_in_a_new_table(
     assert sorted(got.column("id").to_pylist()) == list(range(100))
     assert table.partition_keys == ["dt"]
     assert "read back 100 rows" in capsys.readouterr().out
+
+
+def test_json_values_are_plain_text_for_what_json_has_no_type_for() -> None:
+    import datetime
+    from decimal import Decimal
+
+    from paimon_pyspark.cli.output import plain
+
+    assert plain(
+        {
+            "t": datetime.datetime(2026, 11, 27, 1, 2, 3, 814000),
+            "u": datetime.datetime(2026, 11, 27, 1, 2, 3, 5),
+            "s": datetime.datetime(2026, 11, 27, 1, 2, 3),
+            "d": datetime.date(2026, 11, 27),
+            "n": Decimal("1.50"),
+            "b": b"\x00\x01",
+            "l": (1, None),
+        }
+    ) == {
+        "t": "2026-11-27 01:02:03.814",
+        "u": "2026-11-27 01:02:03.000005",
+        "s": "2026-11-27 01:02:03",
+        "d": "2026-11-27",
+        "n": "1.50",
+        "b": "AAE=",
+        "l": [1, None],
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -216,3 +217,33 @@ def test_postpone_example_script_shows_each_step(
         [str(i) for i in range(1, 11)],
         ["4"],
     ]
+
+
+@pytest.mark.slow
+def test_json_prints_every_statements_result_as_one_document(
+    session: SparkSession,
+    warehouse: str,
+    catalog: FileSystemCatalog,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    script = (
+        "CREATE TABLE db.t (id INT, name STRING); INSERT INTO db.t VALUES (1, 'a'), (2, NULL);"
+        " SELECT id, name FROM db.t ORDER BY id"
+    )
+    assert main(["sql", "--warehouse", warehouse, "-e", script, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["columns"] for s in doc["statements"]] == [[], [], ["id", "name"]]
+    assert doc["statements"][2]["rows"] == [[1, "a"], [2, None]]
+
+    assert (
+        main(["sql", "--warehouse", warehouse, "-e", "SELECT 1; SELECT * FROM db.nope", "--json"])
+        == 2
+    )
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["statements"][0]["rows"] == [[1]]
+    assert doc["error"]["statement"] == 2
+    assert (
+        doc["error"]["message"] == "statement 2 of 2 (-e) failed: Table 'db.nope' does not exist."
+    )
+    assert captured.err == f"error: {doc['error']['message']}\n"
