@@ -57,6 +57,8 @@ def _section(title: str) -> str:
 POSTPONE_MARKER = "rescale("
 SEED_SPELLING_MARKER = "new_write_builder().with_overwrite()"
 S3_MARKER = '"s3.endpoint"'
+STREAM_MARKER = "new_stream_write_builder("
+RAY_DUCKDB_MARKER = "to_duckdb("
 
 
 def _use_blocks() -> list[str]:
@@ -68,6 +70,7 @@ def _use_blocks() -> list[str]:
 
 def test_every_python_block_is_run() -> None:
     run = [*_use_blocks(), _block(POSTPONE_MARKER), _block(SEED_SPELLING_MARKER)]
+    run += [_block(STREAM_MARKER), _block(RAY_DUCKDB_MARKER)]
     run.append(next(b for b in _blocks() if S3_MARKER in b and "CatalogFactory" in b))
     not_run = [b for b in _blocks() if b not in run and "spark" not in b.lower()]
     assert not not_run, "README blocks no test runs:\n" + "\n---\n".join(not_run)
@@ -104,6 +107,48 @@ def test_readme_seed004_spelling_block_overwrites_the_partition_it_names(tmp_pat
     assert sort_rows(read_all(table)) == sort_rows(data)
     latest = table.snapshot_manager().get_latest_snapshot()
     assert (latest.id, latest.commit_kind) == (before + 1, "OVERWRITE")
+
+
+def test_readme_stream_block_commits_each_checkpoint_once_and_reads_what_comes(
+    tmp_path: Path,
+) -> None:
+    """The Streaming section's Python block, after the Use blocks (their ``catalog``, ``data``);
+    then a later commit comes out of the stream scan once."""
+    scope = _run_use_blocks(tmp_path)
+    table, data = scope["table"], scope["data"]
+    exec(compile(_block(STREAM_MARKER), "README.md", "exec"), scope)
+    assert scope["stream_commit"].filter_committed([1, 2, 3]) == [3]
+    assert sort_rows(scope["first"]) == sort_rows(pa.concat_tables([data, data]))
+    assert scope["later"].num_rows == 0
+    write_commit(table, data)
+    reader, scan = scope["reader"], scope["scan"]
+    assert sort_rows(reader.to_arrow(scan.plan().splits())) == sort_rows(data)
+    assert reader.to_arrow(scan.plan().splits()).num_rows == 0
+    assert scope["saved"] is not None
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.*")
+@pytest.mark.filterwarnings("ignore::FutureWarning:ray.*")
+def test_readme_ray_and_duckdb_block_reads_and_writes_the_table(tmp_path: Path) -> None:
+    """The Ray and DuckDB block on the Use blocks' table, holding ``data`` once: DuckDB counts
+    its rows per partition, and the Ray dataset written back doubles them in one snapshot."""
+    import ray
+
+    scope = _run_use_blocks(tmp_path)
+    table, data = scope["table"], scope["data"]
+    write_commit(table, data)
+    before = table.snapshot_manager().get_latest_snapshot().id
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        exec(compile(_block(RAY_DUCKDB_MARKER), "README.md", "exec"), scope)
+        got = scope["con"].execute("SELECT dt, count(*) FROM orders GROUP BY dt").fetchall()
+        assert got == [("2026-11-01", 3)]
+        assert scope["ds"].count() == 3
+    finally:
+        ray.shutdown()
+    assert table.snapshot_manager().get_latest_snapshot().id == before + 1
+    assert sort_rows(read_all(table)) == sort_rows(pa.concat_tables([data, data]))
 
 
 def _postpone_statements() -> list[tuple[ast.stmt, str]]:
