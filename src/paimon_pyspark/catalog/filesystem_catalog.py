@@ -116,12 +116,12 @@ class FileSystemCatalog:
 
     # --- tables ------------------------------------------------------------------------------
 
-    def list_tables(self, database: str) -> list[str]:
-        """Tables of ``database``: directories holding a schema file, under names the catalog
-        accepts (as :meth:`list_databases`)."""
-        path = self.database_path(database)
+    def list_tables(self, database_name: str) -> list[str]:
+        """Tables of ``database_name``: directories holding a schema file, under names the
+        catalog accepts (as :meth:`list_databases`)."""
+        path = self.database_path(database_name)
         if not self.file_io.exists(path):
-            raise DatabaseNotExistError(database)
+            raise DatabaseNotExistError(database_name)
         return sorted(
             t
             for t in self.file_io.list_dirs(path)
@@ -249,8 +249,8 @@ class FileSystemCatalog:
 
     def rename_table(
         self,
-        from_identifier: str | tuple[str, str],
-        to_identifier: str | tuple[str, str],
+        source_identifier: str | tuple[str, str],
+        target_identifier: str | tuple[str, str],
         ignore_if_not_exists: bool = False,
     ) -> None:
         """Rename a table by renaming its directory: Java's FileSystemCatalog.renameTable.
@@ -262,15 +262,15 @@ class FileSystemCatalog:
         ``rename(2)`` of a local directory; on an object store (where a directory rename is a
         copy of every object) it raises UnsupportedOperationError.
         """
-        for ident in (from_identifier, to_identifier):
+        for ident in (source_identifier, target_identifier):
             db, name, system = parse_system_identifier(ident)
             if system is not None:
                 raise IdentifierError(
                     f"Cannot 'renameTable' for system table '{db}.{name}${system}', please use "
                     "data table."
                 )
-        from_db, from_name, from_path = self._locate(from_identifier)
-        to_db, to_name, to_path = self._locate(to_identifier)
+        from_db, from_name, from_path = self._locate(source_identifier)
+        to_db, to_name, to_path = self._locate(target_identifier)
         if not SchemaManager(self.file_io, from_path).list_ids():
             if ignore_if_not_exists:
                 return
@@ -354,13 +354,13 @@ class CatalogFactory:
     """``CatalogFactory.create({"warehouse": path})``, as in pypaimon."""
 
     @staticmethod
-    def create(options: Mapping[str, str]) -> FileSystemCatalog:
-        if not isinstance(options, Mapping):
+    def create(catalog_options: Mapping[str, str]) -> FileSystemCatalog:
+        if not isinstance(catalog_options, Mapping):
             raise InvalidArgumentError(
                 "CatalogFactory.create(options) takes a mapping of catalog options, got "
-                f"{describe(options)}."
+                f"{describe(catalog_options)}."
             )
-        warehouse = options.get("warehouse")
+        warehouse = catalog_options.get("warehouse")
         if not warehouse:
             raise CatalogError("Catalog option 'warehouse' is required.")
         if not isinstance(warehouse, str):
@@ -368,9 +368,9 @@ class CatalogFactory:
                 "CatalogFactory.create(options): option 'warehouse' is a path or URI string, "
                 f"got {describe(warehouse)}."
             )
-        metastore = options.get("metastore", "filesystem")
+        metastore = catalog_options.get("metastore", "filesystem")
         if metastore != "filesystem":
             raise CatalogError(
                 f"Catalog metastore '{metastore}' is not supported; only 'filesystem'."
             )
-        return FileSystemCatalog(warehouse, options)
+        return FileSystemCatalog(warehouse, catalog_options)

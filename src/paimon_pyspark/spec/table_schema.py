@@ -65,9 +65,9 @@ class TableSchema:
         return json_format.dumps(obj)
 
     @staticmethod
-    def from_json(text: str, where: str = "schema") -> TableSchema:
+    def from_json(json_str: str, where: str = "schema") -> TableSchema:
         try:
-            obj = json.loads(text)
+            obj = json.loads(json_str)
             version = int(obj.get("version", 1))
             options = {str(k): str(v) for k, v in obj["options"].items()}
             if version <= 1:

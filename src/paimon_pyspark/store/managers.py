@@ -229,15 +229,15 @@ class TagManager:
         self.file_io = file_io
         self.tag_dir = os.path.join(table_path, "tag")
 
-    def tag_path(self, name: str) -> str:
-        return os.path.join(self.tag_dir, TAG_PREFIX + name)
+    def tag_path(self, tag_name: str) -> str:
+        return os.path.join(self.tag_dir, TAG_PREFIX + tag_name)
 
-    def tag_exists(self, name: str) -> bool:
-        return self.file_io.is_file(self.tag_path(name))
+    def tag_exists(self, tag_name: str) -> bool:
+        return self.file_io.is_file(self.tag_path(tag_name))
 
-    def get(self, name: str) -> Snapshot | None:
+    def get(self, tag_name: str) -> Snapshot | None:
         """The tagged snapshot, or None when there is no such tag."""
-        path = self.tag_path(name)
+        path = self.tag_path(tag_name)
         try:
             text = self.file_io.read_text(path)
         except CorruptTableError:

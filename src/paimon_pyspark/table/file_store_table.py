@@ -146,7 +146,7 @@ class FileStoreTable:
     def partition_rel_path(self, values: list[Any]) -> str:
         return self.store.partition_rel_path(values)
 
-    def copy(self, dynamic_options: Mapping[str, Any], time_travel: bool = True) -> FileStoreTable:
+    def copy(self, options: Mapping[str, Any], time_travel: bool = True) -> FileStoreTable:
         """The same table with options overridden for this handle only (pypaimon's copy).
 
         Options are strings, as in Java; ints and floats are taken as their text and bools as
@@ -156,30 +156,30 @@ class FileStoreTable:
         committed with, as Java's copy does; ``time_travel=False`` keeps the latest schema, for
         a pin whose handle writes (Java's copyWithoutTimeTravel).
         """
-        if not isinstance(dynamic_options, Mapping):
+        if not isinstance(options, Mapping):
             raise InvalidArgumentError(
                 f"Table '{self.name}': FileStoreTable.copy(dynamic_options) takes a mapping of "
-                f"option key to value, got {describe(dynamic_options)}."
+                f"option key to value, got {describe(options)}."
             )
-        options: dict[str, str] = {}
-        for key, value in dynamic_options.items():
+        texts: dict[str, str] = {}
+        for key, value in options.items():
             if not isinstance(key, str):
                 raise InvalidArgumentError(
                     f"Table '{self.name}': FileStoreTable.copy(dynamic_options) has the key "
                     f"{describe(key)}; option keys are strings."
                 )
             if isinstance(value, bool):
-                options[key] = "true" if value else "false"
+                texts[key] = "true" if value else "false"
             elif isinstance(value, str | int | float):
-                options[key] = str(value)
+                texts[key] = str(value)
             else:
                 raise InvalidArgumentError(
                     f"Table '{self.name}': FileStoreTable.copy(dynamic_options) gives option "
                     f"'{key}' the value {describe(value)}; a value is a string (or an int, float "
                     "or bool)."
                 )
-        store = self.store.copy(options)
-        if time_travel and any(options.get(k, "").strip() for k in TIME_TRAVEL_KEYS):
+        store = self.store.copy(texts)
+        if time_travel and any(texts.get(k, "").strip() for k in TIME_TRAVEL_KEYS):
             store = _with_snapshot_schema(store)
         return FileStoreTable.of(store)
 

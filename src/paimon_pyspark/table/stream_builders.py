@@ -111,8 +111,8 @@ class StreamTableWrite:
     def write_arrow_batch(self, batch: pa.RecordBatch) -> None:
         self._write.write_arrow_batch(batch)
 
-    def write_pandas(self, df: pd.DataFrame) -> None:
-        self._write.write_pandas(df)
+    def write_pandas(self, dataframe: pd.DataFrame) -> None:
+        self._write.write_pandas(dataframe)
 
     def delete_arrow(self, table: pa.Table) -> None:
         """Write ``table``'s rows as -D records (primary-key tables)."""

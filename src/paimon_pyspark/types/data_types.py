@@ -236,9 +236,9 @@ class DataField:
         return self.to_json()
 
     @staticmethod
-    def from_dict(obj: dict[str, Any]) -> DataField:
+    def from_dict(data: dict[str, Any]) -> DataField:
         """pypaimon's name for :meth:`from_json`."""
-        return DataField.from_json(obj)
+        return DataField.from_json(data)
 
     @staticmethod
     def from_json(obj: dict[str, Any]) -> DataField:

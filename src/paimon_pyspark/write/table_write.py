@@ -235,17 +235,17 @@ class TableWrite:
     def write_arrow_batch(self, batch: pa.RecordBatch) -> None:
         self.write_arrow(self._arrow("write_arrow_batch", batch))
 
-    def write_pandas(self, df: pd.DataFrame) -> None:
+    def write_pandas(self, dataframe: pd.DataFrame) -> None:
         """Write a pandas DataFrame: its columns are converted as Arrow infers them, then cast
         to the table's types as ``write_arrow`` does (its index is not written)."""
-        if not isinstance(df, pd.DataFrame):
+        if not isinstance(dataframe, pd.DataFrame):
             raise InvalidArgumentError(
-                f"Table '{self.table.name}': TableWrite.write_pandas(df) takes a "
-                f"pandas.DataFrame, got {describe(df)}"
-                + ("; use write_arrow for Arrow data." if _is_arrow(df) else ".")
+                f"Table '{self.table.name}': TableWrite.write_pandas(dataframe) takes a "
+                f"pandas.DataFrame, got {describe(dataframe)}"
+                + ("; use write_arrow for Arrow data." if _is_arrow(dataframe) else ".")
             )
         try:
-            data = pa.Table.from_pandas(df, preserve_index=False)
+            data = pa.Table.from_pandas(dataframe, preserve_index=False)
         except (pa.ArrowException, ValueError, TypeError, OverflowError) as e:
             raise SchemaMismatchError(
                 f"Table '{self.table.name}': the DataFrame cannot be converted to Arrow: {e}"
