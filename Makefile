@@ -22,10 +22,12 @@ include mk/pyspark_matrix.mk
 
 .PHONY: demo test lint typecheck pytest pytest-spark pytest-core bench bench-java clean
 
-$(VENV)/.stamp: pyproject.toml
+# pyproject.toml declares ranges; constraints.txt pins every package of this venv (CI stays
+# deterministic).
+$(VENV)/.stamp: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip==25.3
-	$(PY) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q -c constraints.txt -e ".[test]"
 	touch $@
 
 # pypaimon 2.1 pins pyarrow<20, so the second oracle lives in its own venv.
@@ -96,6 +98,16 @@ TEST_JOBS := lint typecheck pytest-spark pytest-core
 test:
 	$(MAKE) --no-print-directory -j3 $(PYTEST_DEPS)
 	$(MAKE) --no-print-directory -k -j$(words $(TEST_JOBS)) $(TEST_JOBS)
+
+# The whole Spark and core suites again in the lowest-versions venv (mk/pyspark_matrix.mk: the
+# lowest pyspark, pyarrow, numpy, pandas, fastavro, sqlglot), one process; not part of `make test`
+# (which runs a fast part of the core suite there). tests/versions is the matrix itself, and
+# tests/test_packaging.py builds with the test venv's tools.
+.PHONY: test-matrix
+LOWEST_VENV := .venv-pyspark41
+test-matrix: $(PYTEST_DEPS)
+	PYSPARK_PYTHON=$(abspath $(LOWEST_VENV)/bin/python) $(LOWEST_VENV)/bin/python -m pytest -q \
+		-p no:cacheprovider --ignore=tests/versions --ignore=tests/test_packaging.py $(PYTEST_ARGS)
 
 bench-java: $(SPARK35_VENV)/.stamp $(PAIMON_SPARK_JAR)
 

@@ -1,6 +1,10 @@
 # The pyspark version matrix (issue 16): one venv per other pyspark minor line the package is
 # tested on, each with our package installed editable beside that line's newest release.
 # tests/versions/test_pyspark_versions.py runs the same probe in each and in $(VENV).
+# .venv-pyspark41 is also the lowest-versions leg (issue 22): its requirements pin the whole venv
+# at the lowest pyspark, pyarrow, numpy, pandas, fastavro and sqlglot pyproject.toml admits, with
+# the test tools; tests/versions/test_lowest_versions.py runs a fast part of the core tests there
+# inside `make test`, and `make test-matrix` (Makefile) the whole Spark and core suites.
 # Each venv is rebuilt only when its requirements or pyproject.toml change: about 45 s from
 # pip's cache, 3 min cold (pyspark is a ~450 MB sdist that pip builds into a wheel), ~870 MB.
 
