@@ -354,8 +354,10 @@ class PaimonReader(DataSourceReader):
         groups = pack_splits(splits, self.parallelism, open_cost)
         return [InputPartition(encode_splits(group)) for group in groups]
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        if partition.value is None:  # Spark reads one empty partition when we plan none
+    def read(self, partition: InputPartition | None) -> Iterator[pa.RecordBatch]:
+        # when we plan none, Spark reads one empty partition: pyspark 4.1 passes None for it,
+        # 4.2 and later InputPartition(None)
+        if partition is None or partition.value is None:
             return
         types = self.arrow_schema.types
         if is_rows(partition.value):
