@@ -305,3 +305,18 @@ def test_compact_increment_files_are_checked_too(table: FileStoreTable, victim: 
     with pytest.raises(InvalidCommitMessageError, match="compact_after"):
         table.new_batch_write_builder().new_commit().commit([forged])
     assert_untouched(table, victim)
+
+
+def test_a_manifest_name_with_a_nul_fails_the_read_as_a_corrupt_table(
+    table: FileStoreTable,
+) -> None:
+    """A damaged manifest list can decode to a name holding a NUL byte (the fuzzer's find):
+    opening it would raise Python's ValueError from deep inside the file IO."""
+    mio = table.manifest_io
+    first = table.snapshot_manager.snapshot(1)
+    metas = mio.read_manifest_list(first.delta_manifest_list)
+    forged = [replace(metas[0], file_name="manifest-\0-0")]
+    data = mf.encode_manifest_list(forged, mio.codec)
+    Path(mio.path(first.delta_manifest_list)).write_bytes(data)
+    with pytest.raises(CorruptTableError, match="NUL character"):
+        read_all(table)

@@ -22,6 +22,7 @@ from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.manifest import IndexFileMeta, IndexManifestEntry
 from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.store.path_checks import name_problem
 from paimon_pyspark.store.paths import PathFactory
 
 HASH_INDEX = "HASH"
@@ -82,6 +83,11 @@ class IndexFileHandler:
 
     def read_hash(self, meta: IndexFileMeta) -> I32:
         """The key hashes of one HASH index file (big-endian int32s)."""
+        problem = None if meta.external_path else name_problem(meta.file_name)
+        if problem is not None:
+            raise CorruptTableError(
+                f"Hash index file name {meta.file_name!r} under {self.index_dir} is {problem}."
+            )
         path = meta.external_path or os.path.join(self.index_dir, meta.file_name)
         data = self.file_io.read_bytes(path)
         if len(data) % 4:

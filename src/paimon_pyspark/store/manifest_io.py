@@ -13,13 +13,14 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from paimon_pyspark.errors import CommitConflictError
+from paimon_pyspark.errors import CommitConflictError, CorruptTableError
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity, serialize_with_arity
 from paimon_pyspark.spec.data_file_meta import SimpleStats
 from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.store.path_checks import name_problem
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.types.data_types import DataType
 
@@ -39,6 +40,13 @@ class ManifestIO:
         self._dir_made = False
 
     def path(self, name: str) -> str:
+        """The path of manifest (list) ``name``, which may come from a damaged snapshot or
+        manifest list: a name that is not bare fails as a corrupt table, not as a path error."""
+        problem = name_problem(name)
+        if problem is not None:
+            raise CorruptTableError(
+                f"Manifest file name {name!r} under {self.manifest_dir} is {problem}."
+            )
         return os.path.join(self.manifest_dir, name)
 
     def _write(self, name: str, data: bytes) -> None:

@@ -44,6 +44,10 @@ def name_problem(name: object) -> str | None:
         return "not a bare file name (it has a path separator)"
     if "\0" in name:
         return "not a bare file name (it has a NUL character)"
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return "not a file name (it is not valid text: a lone surrogate)"
     return None
 
 
