@@ -76,7 +76,8 @@ typecheck: $(VENV)/.stamp
 	$(VENV)/bin/mypy
 
 PYTEST := PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider
-PYTEST_DEPS := $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(ORACLE_CLASSES) $(PYSPARK_MATRIX_STAMPS)
+PYTEST_DEPS := $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(ORACLE_CLASSES) $(PYSPARK_MATRIX_STAMPS) \
+	$(WHEEL_VENV)/.stamp
 
 pytest: $(PYTEST_DEPS)
 	$(PYTEST) $(PYTEST_ARGS)
@@ -100,12 +101,13 @@ test:
 	$(MAKE) --no-print-directory -k -j$(words $(TEST_JOBS)) $(TEST_JOBS)
 
 # The whole Spark and core suites again in the lowest-versions venv (mk/pyspark_matrix.mk: the
-# lowest pyspark, pyarrow, numpy, pandas, fastavro, sqlglot), one process; not part of `make test`
-# (which runs a fast part of the core suite there). tests/versions is the matrix itself, and
-# tests/test_packaging.py builds with the test venv's tools.
+# lowest pyspark, pyarrow, numpy, pandas, fastavro, sqlglot, and the package as its wheel), one
+# process; not part of `make test` (which runs a fast part of the core and Spark suites there).
+# tests/versions is the matrix itself, and tests/test_packaging.py builds with the test venv's
+# tools.
 .PHONY: test-matrix
 LOWEST_VENV := .venv-pyspark41
-test-matrix: $(PYTEST_DEPS)
+test-matrix: $(PYTEST_DEPS) $(LOWEST_VENV)/.matrix
 	PYSPARK_PYTHON=$(abspath $(LOWEST_VENV)/bin/python) $(LOWEST_VENV)/bin/python -m pytest -q \
 		-p no:cacheprovider --ignore=tests/versions --ignore=tests/test_packaging.py $(PYTEST_ARGS)
 
@@ -124,4 +126,4 @@ bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp bench-java
 	$(PY) bench/spark_read_queries.py
 
 clean: clean-pyspark-matrix
-	rm -rf $(VENV) $(PYPAIMON_VENV) $(SPARK35_VENV) .cache build src/*.egg-info
+	rm -rf $(VENV) $(PYPAIMON_VENV) $(SPARK35_VENV) $(WHEEL_VENV) .cache build src/*.egg-info

@@ -1,28 +1,71 @@
-# The pyspark version matrix (issue 16): one venv per other pyspark minor line the package is
-# tested on, each with our package installed editable beside that line's newest release.
-# tests/versions/test_pyspark_versions.py runs the same probe in each and in $(VENV).
-# .venv-pyspark41 is also the lowest-versions leg (issue 22): its requirements pin the whole venv
-# at the lowest pyspark, pyarrow, numpy, pandas, fastavro and sqlglot pyproject.toml admits, with
-# the test tools; tests/versions/test_lowest_versions.py runs a fast part of the core tests there
-# inside `make test`, and `make test-matrix` (Makefile) the whole Spark and core suites.
-# Each venv is rebuilt only when its requirements or pyproject.toml change: about 45 s from
-# pip's cache, 3 min cold (pyspark is a ~450 MB sdist that pip builds into a wheel), ~870 MB.
+# The pyspark version matrix (issues 16 and 22): one venv per other pyspark minor line the
+# package is tested on. Each gets that line's pins first, then the package as a user gets it:
+# its wheel with the `spark` extra, installed by pip with the index open; `pip freeze` before and
+# after is kept in the venv, and tests/versions/test_lowest_versions.py checks that the install
+# changed nothing there (pyspark above all). tests/versions/test_pyspark_versions.py runs the
+# same probe in each and in $(VENV).
+# .venv-pyspark41 is also the lowest-versions leg: its requirements pin the whole venv at the
+# lowest pyspark, pyarrow, numpy, pandas, fastavro and sqlglot pyproject.toml admits, with what
+# `make test` runs there (a fast part of the core and Spark suites); `make test-matrix` adds
+# tests/versions/lowest-matrix-requirements.txt and runs everything there.
+# A venv is rebuilt only when its requirements change (about 45 s from pip's cache; cold, pyspark
+# is a ~450 MB sdist that pip builds into a wheel in ~3 min); the wheel is rebuilt and
+# reinstalled when the package's sources change (a few seconds).
 
 PYTHON ?= python3.11
 # A line is a requirements file: tests/versions/pyspark41-requirements.txt makes .venv-pyspark41.
 PYSPARK_MATRIX_LINES := $(patsubst tests/versions/pyspark%-requirements.txt,%,\
 	$(wildcard tests/versions/pyspark*-requirements.txt))
-PYSPARK_MATRIX_STAMPS := $(foreach v,$(PYSPARK_MATRIX_LINES),.venv-pyspark$(v)/.stamp)
+PYSPARK_MATRIX_STAMPS := $(foreach v,$(PYSPARK_MATRIX_LINES),.venv-pyspark$(v)/.wheel)
 
-.PHONY: pyspark-matrix clean-pyspark-matrix
+# The wheel of the package, built by the test venv's pinned build tools from a copy of the files
+# it is made of (so no build/ or egg-info lands in the tree).
+WHEEL_DIR := .cache/wheel
+WHEEL_SOURCES := pyproject.toml README.md CHANGELOG.md \
+	$(shell find src -type f \( -name '*.py' -o -name py.typed \) -not -path '*/__pycache__/*')
 
-.venv-pyspark%/.stamp: tests/versions/pyspark%-requirements.txt pyproject.toml
+$(WHEEL_DIR)/.stamp: $(VENV)/.stamp $(WHEEL_SOURCES)
+	rm -rf $(WHEEL_DIR) && mkdir -p $(WHEEL_DIR)/tree
+	cp pyproject.toml README.md CHANGELOG.md $(WHEEL_DIR)/tree/
+	cp -r src $(WHEEL_DIR)/tree/src
+	find $(WHEEL_DIR)/tree -name __pycache__ -prune -exec rm -rf {} +
+	$(VENV)/bin/python -m build -q --wheel --no-isolation --outdir $(WHEEL_DIR) $(WHEEL_DIR)/tree \
+		> $(WHEEL_DIR)/build.log 2>&1 || (cat $(WHEEL_DIR)/build.log; exit 1)
+	rm -rf $(WHEEL_DIR)/tree
+	touch $@
+
+.venv-pyspark%/.stamp: tests/versions/pyspark%-requirements.txt
 	rm -rf .venv-pyspark$*
 	$(PYTHON) -m venv .venv-pyspark$*
-	.venv-pyspark$*/bin/python -m pip install -q -e . -r tests/versions/pyspark$*-requirements.txt
+	.venv-pyspark$*/bin/python -m pip install -q -r tests/versions/pyspark$*-requirements.txt
 	touch $@
+
+.venv-pyspark%/.wheel: .venv-pyspark%/.stamp $(WHEEL_DIR)/.stamp
+	.venv-pyspark$*/bin/python -m pip uninstall -q -y paimon-pyspark
+	.venv-pyspark$*/bin/python -m pip freeze > .venv-pyspark$*/freeze-before.txt
+	.venv-pyspark$*/bin/python -m pip install -q "$$(ls $(WHEEL_DIR)/paimon_pyspark-*.whl)[spark]"
+	.venv-pyspark$*/bin/python -m pip freeze --exclude paimon-pyspark \
+		> .venv-pyspark$*/freeze-after.txt
+	touch $@
+
+# make test-matrix only: what the whole suites need besides the fast part's pins
+.venv-pyspark41/.matrix: .venv-pyspark41/.wheel tests/versions/lowest-matrix-requirements.txt
+	.venv-pyspark41/bin/python -m pip install -q -r tests/versions/lowest-matrix-requirements.txt
+	touch $@
+
+.PHONY: pyspark-matrix clean-pyspark-matrix
 
 pyspark-matrix: $(PYSPARK_MATRIX_STAMPS)
 
 clean-pyspark-matrix:
 	rm -rf $(foreach v,$(PYSPARK_MATRIX_LINES),.venv-pyspark$(v))
+
+# The wheel alone in a fresh venv, as `pip install paimon-pyspark` gives it: its runtime
+# dependencies and nothing else, at constraints.txt's versions (tests/test_packaging.py).
+WHEEL_VENV := .venv-wheel
+$(WHEEL_VENV)/.stamp: $(WHEEL_DIR)/.stamp constraints.txt
+	rm -rf $(WHEEL_VENV)
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install -q -c constraints.txt \
+		"$$(ls $(WHEEL_DIR)/paimon_pyspark-*.whl)"
+	touch $@

@@ -25,7 +25,9 @@ from paimon_pyspark.spark import register
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "uses_spark: uses the session's SparkSession (set at collection, not by hand)"
+        "markers",
+        "uses_spark: uses the session's SparkSession (set at collection), or runs Spark in a "
+        "subprocess and goes with those tests (set by hand)",
     )
 
 

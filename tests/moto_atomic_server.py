@@ -1,5 +1,5 @@
 """moto's S3 server with conditional writes made atomic, as real S3 makes them, and without
-its per-request rescan of its own package.
+its per-request rescan of its own package or its per-request log line.
 
 moto 5.2.5 checks ``If-None-Match``/``If-Match`` and then stores the object, with no lock between
 the two, in a threaded server: two racing creates of one key can both succeed, and one racing
@@ -17,6 +17,7 @@ from typing import Any
 from moto import backends
 from moto.s3.responses import S3Response
 from moto.server import main
+from werkzeug.serving import WSGIRequestHandler
 
 _CONDITIONAL = threading.Lock()
 _put_object = S3Response.put_object
@@ -35,6 +36,10 @@ S3Response.put_object = _atomic_put_object  # type: ignore[method-assign]
 # stats each, about a third of its CPU per request); the list cannot change while it runs.
 _MODULES = tuple(backends.list_of_moto_modules())
 backends.list_of_moto_modules = lambda: _MODULES
+
+# The tests discard the server's output; formatting and writing a line per request, under the
+# logging lock every request thread shares, cost the racing tests about 7% of their time.
+WSGIRequestHandler.log_request = lambda self, *args, **kwargs: None  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     main()

@@ -1,6 +1,8 @@
 """The package as published: ``python -m build`` makes a wheel and an sdist that pass
 ``twine check``; the wheel's metadata declares pyproject.toml's ranges and extras, never an exact
-pin; and the package imports, with its version, from the unpacked wheel.
+pin; the package imports, with its version, from the unpacked wheel; and the wheel installed by
+pip into a fresh venv with nothing else (.venv-wheel, mk/pyspark_matrix.mk) brings only its
+runtime dependencies, imports, and answers ``paimon-pyspark --help``.
 
 The build runs on a copy of the files the package is made of (no build/ or egg-info in the
 repo) and without isolation: the build-system's pinned setuptools and wheel are in the test
@@ -130,3 +132,51 @@ def test_the_package_imports_from_the_wheel(dist: Path, tmp_path: Path) -> None:
         env=env,
     )
     assert "paimon-pyspark" in usage and "usage" in usage.lower(), usage
+
+
+WHEEL_VENV = ROOT / ".venv-wheel"
+
+
+def _wheel_venv() -> Path:
+    if not (WHEEL_VENV / ".stamp").exists():
+        where = f"{WHEEL_VENV} is missing (make .venv-wheel/.stamp builds it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(where)
+        pytest.skip(where)
+    return WHEEL_VENV / "bin"
+
+
+def test_the_wheel_alone_in_a_fresh_venv_imports_and_answers_help(tmp_path: Path) -> None:
+    bin_dir = _wheel_venv()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME")}
+    frozen = _run(str(bin_dir / "python"), "-m", "pip", "freeze", cwd=tmp_path, env=env)
+    installed = {
+        canonicalize_name(Requirement(line.split(" @ ")[0]).name)
+        for line in frozen.splitlines()
+        if line.strip()
+    }
+    runtime = {canonicalize_name(Requirement(r).name) for r in PROJECT["dependencies"]}
+    assert runtime | {"paimon-pyspark"} <= installed
+    assert not installed & {"pyspark", "rich", "obstore", "ray", "duckdb"}, installed
+
+    code = "import paimon_pyspark as p; print(p.__file__); print(p.__version__)"
+    where, version = _run(str(bin_dir / "python"), "-c", code, cwd=tmp_path, env=env).split()
+    assert Path(where).is_relative_to(WHEEL_VENV) and version == PROJECT["version"]
+
+    usage = _run(str(bin_dir / "paimon-pyspark"), "--help", cwd=tmp_path, env=env)
+    assert usage.startswith("usage: paimon-pyspark") and "load" in usage and "sql" in usage
+    # a command that needs Spark says which extra to install, as one line with exit code 2
+    done = subprocess.run(
+        [str(bin_dir / "paimon-pyspark"), "tables", "--warehouse", str(tmp_path / "w")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done
+    assert done.stderr.strip() == (
+        "error: paimon-pyspark tables needs the command line's extra (rich is missing): "
+        "pip install 'paimon-pyspark[cli]'"
+    ), done.stderr

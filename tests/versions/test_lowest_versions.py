@@ -1,11 +1,18 @@
-"""The lowest-versions leg inside ``make test``: a fast part of the core tests (Arrow, numpy and
-pandas at work: merge engines, compaction's sort keys, types, BinaryRow, buckets, append and
-primary-key tables, Avro codecs, pandas in and out) runs in .venv-pyspark41, where pyspark,
-pyarrow, numpy, pandas, fastavro and sqlglot are the lowest pyproject.toml admits
-(tests/versions/pyspark41-requirements.txt). ``make test-matrix`` runs the whole suites there.
+"""The lowest-versions leg inside ``make test``, in .venv-pyspark41, where pyspark, pyarrow, numpy,
+pandas, fastavro and sqlglot are the lowest pyproject.toml admits
+(tests/versions/pyspark41-requirements.txt) and the package is its wheel with the ``spark`` extra,
+installed by pip after them (mk/pyspark_matrix.mk):
 
-The property tests that take seconds each are left to ``make test-matrix``. A missing venv skips,
-except under CI (``CI=true``), where it fails.
+- that install changed nothing in the venv (and, in every pyspark line, kept its pyspark);
+- a fast part of the core tests (Arrow, numpy and pandas at work: merge engines, compaction's
+  sort keys, types, BinaryRow, buckets, append and primary-key tables, Avro codecs, pandas in
+  and out) passes there;
+- a fast part of the Spark tests (both write doors and reads, primary keys, pruning, Structured
+  Streaming's sink and source) passes there, on the leg's own SparkSession.
+
+``make test-matrix`` runs the whole suites there; the rest is left to it (the fast parts cost
+``make test`` about 2 minutes of its 20). A missing venv skips, except under CI
+(``CI=true``), where it fails.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 LEG = ROOT / ".venv-pyspark41" / "bin" / "python"
-PINS = Path(__file__).resolve().parent / "pyspark41-requirements.txt"
+HERE = Path(__file__).resolve().parent
+PINS = HERE / "pyspark41-requirements.txt"
 SUBSET = [
     "tests/unit/merge",
     "tests/unit/compact",
@@ -37,6 +45,22 @@ SUBSET = [
 SLOW_PROPERTIES = [
     "tests/unit/merge/test_merge_properties.py",
     "tests/unit/spec/test_binary_row.py::test_round_trip_equals_pyarrow_as_py",
+]
+SPARK_SUBSET = [
+    # both write doors, a read with filters and time travel, and a filtered query's reader
+    # never reused by the next query
+    "tests/spark/test_spark_write_read.py::test_format_paimon_writes_one_snapshot_and_reads_back",
+    "tests/spark/test_spark_write_read.py::test_spark_write_shuffles_by_bucket_and_commits_once",
+    "tests/spark/test_spark_write_read.py::test_filters_and_time_travel_through_spark_read",
+    "tests/spark/test_spark_write_read.py::test_a_filtered_query_does_not_leak_into_the_next_one",
+    "tests/spark/test_spark_pk.py::test_upserts_and_deletes_through_spark",
+    "tests/spark/test_spark_read_pruning.py::test_filter_option_opens_only_the_partition_it_keeps",
+    "tests/spark/test_spark_read_pruning.py::test_columns_option_gives_and_reads_only_those_columns",
+    # Structured Streaming: the sink (pyspark 4.1's DataSourceStreamArrowWriter) and the source
+    "tests/spark/test_spark_streaming.py::"
+    "test_stream_sink_commits_each_micro_batch_as_one_snapshot_with_its_batch_id",
+    "tests/spark/test_spark_streaming.py::"
+    "test_stream_source_reads_the_latest_snapshot_then_each_new_commit_once",
 ]
 CHECKED = ("pyspark", "pyarrow", "numpy", "pandas", "fastavro", "sqlglot")
 
@@ -74,20 +98,77 @@ def test_the_leg_runs_the_pinned_lowest_versions() -> None:
     assert installed == {n: pins[n] for n in CHECKED}
 
 
-def test_core_subset_passes_at_the_lowest_versions() -> None:
+def _freeze(path: Path) -> dict[str, str]:
+    return {
+        canonicalize_name(n): v
+        for n, v in re.findall(r"^([\w.-]+)==(\S+)$", path.read_text(), re.M)
+    }
+
+
+@pytest.mark.parametrize(
+    "line", sorted(p.name.split("-")[0][7:] for p in HERE.glob("pyspark*-requirements.txt"))
+)
+def test_installing_the_wheel_with_its_spark_extra_kept_the_venvs_pyspark(line: str) -> None:
+    """``pip install 'paimon-pyspark[spark]'`` into a venv that has a pyspark in range keeps
+    that pyspark; in the lowest-versions leg, where everything is pinned, it changes nothing."""
+    venv = ROOT / f".venv-pyspark{line}"
+    if not (venv / ".wheel").exists():
+        where = f"{venv} has no installed wheel (make pyspark-matrix installs it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(where)
+        pytest.skip(where)
+    before, after = _freeze(venv / "freeze-before.txt"), _freeze(venv / "freeze-after.txt")
+    pins = _freeze(HERE / f"pyspark{line}-requirements.txt")
+    assert before["pyspark"] == after["pyspark"] == pins["pyspark"]
+    assert "paimon-pyspark" not in before
+    if venv.name == LEG.parents[1].name:
+        assert after == before == pins
+    meta = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "show", "-f", "paimon-pyspark"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert meta.returncode == 0, meta.stderr
+    assert "Editable project location" not in meta.stdout, "the leg runs the wheel, not src/"
+
+
+def _pytest_in_leg(tests: list[str], deselect: list[str], marks: str, timeout: int) -> str:
     python = _leg()
-    args = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow"]
-    args += [a for p in SLOW_PROPERTIES for a in ("--deselect", p)]
-    done = subprocess.run(
-        [*args, *SUBSET],
+    where = subprocess.run(
+        [str(python), "-c", "import paimon_pyspark as p; print(p.__file__)"],
         cwd=ROOT,
         env=_env(),
         capture_output=True,
         text=True,
-        timeout=600,
+        check=False,
+    )
+    assert where.returncode == 0, where.stderr
+    assert Path(where.stdout.strip()).is_relative_to(LEG.parents[1]), where.stdout
+    args = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marks]
+    args += [a for p in deselect for a in ("--deselect", p)]
+    done = subprocess.run(
+        [*args, *tests],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         check=False,
     )
     summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     assert done.returncode == 0, f"{summary}\n{done.stdout[-6000:]}{done.stderr[-2000:]}"
+    return summary
+
+
+def test_core_subset_passes_at_the_lowest_versions() -> None:
+    summary = _pytest_in_leg(SUBSET, SLOW_PROPERTIES, "not slow", timeout=600)
     passed = re.search(r"(\d+) passed", summary)
     assert passed is not None and int(passed.group(1)) > 200, summary
+
+
+@pytest.mark.uses_spark  # runs beside the Spark half's session, not the core half
+def test_spark_subset_passes_at_the_lowest_versions() -> None:
+    summary = _pytest_in_leg(SPARK_SUBSET, [], "not java and not pypaimon", timeout=900)
+    passed = re.search(r"(\d+) passed", summary)
+    assert passed is not None and int(passed.group(1)) >= 15, summary
