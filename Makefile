@@ -23,17 +23,19 @@ include mk/pyspark_matrix.mk
 .PHONY: demo test lint typecheck pytest pytest-spark pytest-core bench bench-java clean
 
 # pyproject.toml declares ranges; constraints.txt pins every package of this venv (CI stays
-# deterministic).
+# deterministic). --no-compile, in every venv here: pip would byte-compile every module of every
+# package (pyspark's and ray's thousands; about 40% of an install's CPU), where Python compiles
+# the ones a run imports, once.
 $(VENV)/.stamp: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip==25.3
-	$(PY) -m pip install -q -c constraints.txt -e ".[test]"
+	$(PY) -m pip install -q --no-compile -c constraints.txt -e ".[test]"
 	touch $@
 
 # pypaimon 2.1 pins pyarrow<20, so the second oracle lives in its own venv.
 $(PYPAIMON_VENV)/.stamp: tests/interop/pypaimon-requirements.txt
 	$(PYTHON) -m venv $(PYPAIMON_VENV)
-	$(PYPAIMON_VENV)/bin/python -m pip install -q -r tests/interop/pypaimon-requirements.txt
+	$(PYPAIMON_VENV)/bin/python -m pip install -q --no-compile -r tests/interop/pypaimon-requirements.txt
 	touch $@
 
 $(SPARK35_VENV)/.stamp: bench/spark35-requirements.txt
@@ -101,15 +103,24 @@ test:
 	$(MAKE) --no-print-directory -k -j$(words $(TEST_JOBS)) $(TEST_JOBS)
 
 # The whole Spark and core suites again in the lowest-versions venv (mk/pyspark_matrix.mk: the
-# lowest pyspark, pyarrow, numpy, pandas, fastavro, sqlglot, and the package as its wheel), one
-# process; not part of `make test` (which runs a fast part of the core and Spark suites there).
-# tests/versions is the matrix itself, and tests/test_packaging.py builds with the test venv's
-# tools.
-.PHONY: test-matrix
+# lowest pyspark, pyarrow, numpy, pandas, fastavro, sqlglot, and the package as its wheel), as two
+# processes at once like `make test`; not part of `make test` (which runs a fast part of the core
+# and Spark suites there). tests/versions is the matrix itself, and tests/test_packaging.py
+# builds with the test venv's tools.
+.PHONY: test-matrix test-matrix-spark test-matrix-core
 LOWEST_VENV := .venv-pyspark41
+LOWEST_PYTEST := PYSPARK_PYTHON=$(abspath $(LOWEST_VENV)/bin/python) $(LOWEST_VENV)/bin/python \
+	-m pytest -q -p no:cacheprovider --ignore=tests/versions --ignore=tests/test_packaging.py
+
 test-matrix: $(PYTEST_DEPS) $(LOWEST_VENV)/.matrix
-	PYSPARK_PYTHON=$(abspath $(LOWEST_VENV)/bin/python) $(LOWEST_VENV)/bin/python -m pytest -q \
-		-p no:cacheprovider --ignore=tests/versions --ignore=tests/test_packaging.py $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory -k -j2 test-matrix-spark test-matrix-core
+
+test-matrix-spark:
+	$(LOWEST_PYTEST) -m uses_spark $(PYTEST_ARGS)
+
+test-matrix-core:
+	$(LOWEST_PYTEST) -m "not uses_spark" $(PYTEST_ARGS) > .cache/pytest-matrix-core.log 2>&1; \
+		rc=$$?; cat .cache/pytest-matrix-core.log; exit $$rc
 
 bench-java: $(SPARK35_VENV)/.stamp $(PAIMON_SPARK_JAR)
 

@@ -37,20 +37,20 @@ $(WHEEL_DIR)/.stamp: $(VENV)/.stamp $(WHEEL_SOURCES)
 .venv-pyspark%/.stamp: tests/versions/pyspark%-requirements.txt
 	rm -rf .venv-pyspark$*
 	$(PYTHON) -m venv .venv-pyspark$*
-	.venv-pyspark$*/bin/python -m pip install -q -r tests/versions/pyspark$*-requirements.txt
+	.venv-pyspark$*/bin/python -m pip install -q --no-compile -r tests/versions/pyspark$*-requirements.txt
 	touch $@
 
 .venv-pyspark%/.wheel: .venv-pyspark%/.stamp $(WHEEL_DIR)/.stamp
 	.venv-pyspark$*/bin/python -m pip uninstall -q -y paimon-pyspark
 	.venv-pyspark$*/bin/python -m pip freeze > .venv-pyspark$*/freeze-before.txt
-	.venv-pyspark$*/bin/python -m pip install -q "$$(ls $(WHEEL_DIR)/paimon_pyspark-*.whl)[spark]"
+	.venv-pyspark$*/bin/python -m pip install -q --no-compile "$$(ls $(WHEEL_DIR)/paimon_pyspark-*.whl)[spark]"
 	.venv-pyspark$*/bin/python -m pip freeze --exclude paimon-pyspark \
 		> .venv-pyspark$*/freeze-after.txt
 	touch $@
 
 # make test-matrix only: what the whole suites need besides the fast part's pins
 .venv-pyspark41/.matrix: .venv-pyspark41/.wheel tests/versions/lowest-matrix-requirements.txt
-	.venv-pyspark41/bin/python -m pip install -q -r tests/versions/lowest-matrix-requirements.txt
+	.venv-pyspark41/bin/python -m pip install -q --no-compile -r tests/versions/lowest-matrix-requirements.txt
 	touch $@
 
 .PHONY: pyspark-matrix clean-pyspark-matrix
@@ -66,6 +66,6 @@ WHEEL_VENV := .venv-wheel
 $(WHEEL_VENV)/.stamp: $(WHEEL_DIR)/.stamp constraints.txt
 	rm -rf $(WHEEL_VENV)
 	$(PYTHON) -m venv $(WHEEL_VENV)
-	$(WHEEL_VENV)/bin/python -m pip install -q -c constraints.txt \
+	$(WHEEL_VENV)/bin/python -m pip install -q --no-compile -c constraints.txt \
 		"$$(ls $(WHEEL_DIR)/paimon_pyspark-*.whl)"
 	touch $@

@@ -22,6 +22,12 @@ from tests.s3_server import S3Server
 from paimon_pyspark import CatalogFactory, FileSystemCatalog
 from paimon_pyspark.spark import register
 
+# Every Spark driver the tests start, in this process or a child (CLI, examples, the
+# lowest-versions leg), compiles with C1 only and collects with the serial collector: the tests'
+# JVMs live seconds to minutes, where C2's compiler threads cost more CPU than they win back
+# (a third of the Spark tests' CPU on 2 cores). tests/interop/java_oracle.py does the same.
+os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(

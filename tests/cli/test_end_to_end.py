@@ -24,6 +24,7 @@ def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.uses_spark  # its Spark runs in a subprocess; it goes with the Spark half
 def test_load_a_csv_then_show_it_with_no_spark_noise(tmp_path: Path) -> None:
     rows = [f"{i},2026-11-0{i % 2 + 1},{i}.5" for i in range(40)]
     (tmp_path / "orders.csv").write_text("order_id,dt,amount\n" + "\n".join(rows) + "\n")

@@ -207,6 +207,7 @@ def test_commit_of_vanished_files_fails_without_a_snapshot(written: Written) -> 
 
 
 @pytest.mark.slow
+@pytest.mark.uses_spark  # its Spark runs in a subprocess; it goes with the Spark half
 def test_distributed_write_example_runs(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "distributed_write.py"), str(tmp_path / "wh")],

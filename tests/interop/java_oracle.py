@@ -69,6 +69,9 @@ _NANOS_PER_UNIT = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 _JAVA_OPTS = [
     "-Xmx1g",
     "-XX:+IgnoreUnrecognizedVMOptions",
+    # a test JVM: C1 only and the serial collector (tests/conftest.py says why)
+    "-XX:TieredStopAtLevel=1",
+    "-XX:+UseSerialGC",
     "-Dlog4j2.level=ERROR",
     # Paimon's memory segments and codegen reach into JDK internals, as Spark's launcher allows.
     "--add-opens=java.base/java.lang=ALL-UNNAMED",
