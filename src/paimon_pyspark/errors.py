@@ -160,6 +160,12 @@ class UnsupportedOperationError(PaimonError):
     message names the table and the reason."""
 
 
+class UnsupportedPysparkError(PaimonError, ImportError):
+    """The installed pyspark lacks what ``paimon_pyspark.spark`` is built on (its Python Data
+    Source API as pyspark 4.1 has it); raised on import, naming the version found and the
+    classes missing."""
+
+
 class SqlError(PaimonError):
     """A SQL statement of the SQL door that cannot run; nothing of it is committed."""
 

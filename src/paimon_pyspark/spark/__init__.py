@@ -14,6 +14,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+import paimon_pyspark.spark.compat  # noqa: F401  (first: an old pyspark fails there, by name)
 from paimon_pyspark.spark.datasource import PaimonDataSource, PaimonPySparkDataSource
 from paimon_pyspark.spark.read import read
 from paimon_pyspark.spark.sql import set_warehouse, sql
