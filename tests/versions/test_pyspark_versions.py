@@ -23,6 +23,7 @@ from typing import Any
 import pyspark
 import pytest
 from pyspark.sql import SparkSession
+from tests.venvs import missing
 from tests.versions.pyspark_probe import DAYS, PROBE_ROWS, ROWS, SMALL_IDS, results
 
 pytestmark = pytest.mark.slow
@@ -118,10 +119,7 @@ def _table(matrix: dict[str, dict[str, Any] | None]) -> str:
 def _result(matrix: dict[str, dict[str, Any] | None], line: Line) -> dict[str, Any]:
     result = matrix[line.name]
     if result is None:
-        where = f"{line.python} is missing (make pyspark-matrix builds it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"pyspark {line.name}: {where}")
-        pytest.skip(where)
+        missing(f"pyspark {line.name}: {line.python} is missing (make pyspark-matrix builds it)")
     if line.pin is not None:
         assert result["pyspark"] == line.pin, _table(matrix)
     else:
