@@ -159,6 +159,7 @@ MODEL_AFTER_COMPACTION = set(CONFIGS) - NON_ASSOCIATIVE
 KEEPS_DELETES = {"deduplicate", "partial-update-remove-on-delete", "aggregation-remove-on-delete"}
 FIRST_ROW = "first-row-ignore-delete"
 STAGES = ("written", "minor", "full")
+BIG_KEYS = 20_000
 
 
 # -- workload ------------------------------------------------------------------------------------
@@ -185,14 +186,18 @@ def _value_row(rng: random.Random, key: int, op: str) -> Row:
 
 
 def workload(name: str) -> list[list[Row]]:
-    """One big insert of 3000 keys (compacted to the top level right away, so a later minor
-    compaction leaves it alone), then five commits of 30 operations on 12 of those keys."""
+    """One big insert of BIG_KEYS keys (compacted to the top level right away), then five commits
+    of 30 operations on 12 of those keys. The big run must outweigh the five small ones by more
+    than the size ratio, or a minor compaction takes it too; keys from 3000 on are drawn from a
+    second generator, so the small commits are the same whatever BIG_KEYS is."""
     rng = random.Random(zlib.crc32(name.encode()))
     commits = [[_value_row(rng, key, "+I") for key in range(3000)]]
     for _ in range(5):
         commits.append(
             [_value_row(rng, rng.randrange(12), rng.choice(CONFIGS[name].ops)) for _ in range(30)]
         )
+    padding = random.Random(zlib.crc32(name.encode()) + 1)
+    commits[0] += [_value_row(padding, key, "+I") for key in range(3000, BIG_KEYS)]
     return commits
 
 
