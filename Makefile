@@ -17,6 +17,13 @@ PAIMON_SPARK_JAR := $(JAVA_DIR)/paimon-spark-3.5-0.9.0.jar
 ORACLE_CLASSES := $(JAVA_DIR)/classes/.stamp
 ORACLE_SRC := $(wildcard tests/interop/java/*.java)
 
+# Python caches each module it imports as bytecode (__pycache__) and reuses it in the next
+# process. An environment with PYTHONDONTWRITEBYTECODE set (this machine's, and so CI's) and
+# venvs installed --no-compile (below) would compile pandas, pyarrow and the package again in
+# every process: every Spark Python worker and subprocess of the tests, about 4.7 CPU-s each to
+# import paimon_pyspark.spark where the cache makes it 1.1 s. Only what is imported is compiled.
+unexport PYTHONDONTWRITEBYTECODE
+
 # one venv per other pyspark line the package is tested on (tests/versions)
 include mk/pyspark_matrix.mk
 
@@ -105,7 +112,7 @@ test:
 # The whole Spark and core suites again in the lowest-versions venv (mk/pyspark_matrix.mk: the
 # lowest pyspark, pyarrow, numpy, pandas, fastavro, sqlglot, and the package as its wheel), as two
 # processes at once like `make test`; not part of `make test` (which runs a fast part of the core
-# and Spark suites there). tests/versions is the matrix itself, and tests/test_packaging.py
+# suite there, and every Spark door once). tests/versions is the matrix itself, and tests/test_packaging.py
 # builds with the test venv's tools.
 .PHONY: test-matrix test-matrix-spark test-matrix-core
 LOWEST_VENV := .venv-pyspark41

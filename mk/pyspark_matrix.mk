@@ -6,8 +6,8 @@
 # same probe in each and in $(VENV).
 # .venv-pyspark41 is also the lowest-versions leg: its requirements pin the whole venv at the
 # lowest pyspark, pyarrow, numpy, pandas, fastavro and sqlglot pyproject.toml admits, with what
-# `make test` runs there (a fast part of the core and Spark suites); `make test-matrix` adds
-# tests/versions/lowest-matrix-requirements.txt and runs everything there.
+# `make test` runs there (a fast part of the core suite, the probe with every Spark door);
+# `make test-matrix` adds tests/versions/lowest-matrix-requirements.txt and runs everything there.
 # A venv is rebuilt only when its requirements change (about 45 s from pip's cache; cold, pyspark
 # is a ~450 MB sdist that pip builds into a wheel in ~3 min); the wheel is rebuilt and
 # reinstalled when the package's sources change (a few seconds).
@@ -34,6 +34,9 @@ $(WHEEL_DIR)/.stamp: $(VENV)/.stamp $(WHEEL_SOURCES)
 	rm -rf $(WHEEL_DIR)/tree
 	touch $@
 
+# Reached only through the pattern rule below, the stamp would count as an intermediate file:
+# make would delete it after each build and rebuild the venv from scratch on the next.
+.PRECIOUS: .venv-pyspark%/.stamp
 .venv-pyspark%/.stamp: tests/versions/pyspark%-requirements.txt
 	rm -rf .venv-pyspark$*
 	$(PYTHON) -m venv .venv-pyspark$*

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,6 +44,41 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         in_spark_dir = "spark" in Path(str(item.path)).parent.parts[-1:]
         if "spark" in getattr(item, "fixturenames", ()) or in_spark_dir:
             item.add_marker(pytest.mark.uses_spark)
+
+
+_RAY_MODULES: set[Path] = set()
+"""Files with a test on ``ray_cluster``: one local Ray serves them while they run in a row."""
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _RAY_MODULES.update(
+        Path(str(item.path)) for item in session.items if "ray_cluster" in item.fixturenames
+    )
+
+
+@pytest.fixture
+def ray_cluster() -> float:
+    """A local Ray (2 CPUs, no dashboard), started by the first test that asks and shut down
+    once the next test is in a file that does not use it; returns its startup time (0 when
+    already running). Ray's start is a few CPU-seconds spent once, not once per file."""
+    import ray
+    import ray.data
+
+    if ray.is_initialized():
+        return 0.0
+    start = time.monotonic()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    return time.monotonic() - start
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return
+    if nextitem is None or Path(str(nextitem.path)) not in _RAY_MODULES:
+        ray.shutdown()
 
 
 @pytest.fixture

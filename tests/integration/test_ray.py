@@ -1,7 +1,8 @@
 """Ray Data: ``TableRead.to_ray`` reads splits in parallel Ray tasks, ``PaimonDatasink`` and
 ``TableWrite.write_ray`` write with Ray tasks and commit once on the driver.
 
-One local Ray instance (2 CPUs) serves the module; its startup time is printed (``-s``). The
+One local Ray instance (2 CPUs, tests/conftest.py's ``ray_cluster``) serves the module and the
+README's Ray block after it. The
 tests that run Ray jobs are slow; those that only build and pickle the tasks are not.
 """
 
@@ -11,7 +12,6 @@ import functools
 import io
 import pickle
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -96,20 +96,6 @@ def globals_named(data: bytes) -> set[tuple[str, str]]:
 
     Recorder(io.BytesIO(data)).load()
     return names
-
-
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[float]:
-    """A local Ray instance for the module; yields its startup time in seconds."""
-    start = time.monotonic()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    startup = time.monotonic() - start
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    print(f"\nRay startup: {startup:.1f} s")
-    try:
-        yield startup
-    finally:
-        ray.shutdown()
 
 
 @pytest.mark.slow

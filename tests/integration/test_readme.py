@@ -130,23 +130,19 @@ def test_readme_stream_block_commits_each_checkpoint_once_and_reads_what_comes(
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.*")
 @pytest.mark.filterwarnings("ignore::FutureWarning:ray.*")
-def test_readme_ray_and_duckdb_block_reads_and_writes_the_table(tmp_path: Path) -> None:
+def test_readme_ray_and_duckdb_block_reads_and_writes_the_table(
+    tmp_path: Path, ray_cluster: float
+) -> None:
     """The Ray and DuckDB block on the Use blocks' table, holding ``data`` once: DuckDB counts
     its rows per partition, and the Ray dataset written back doubles them in one snapshot."""
-    import ray
-
     scope = _run_use_blocks(tmp_path)
     table, data = scope["table"], scope["data"]
     write_commit(table, data)
     before = table.snapshot_manager().get_latest_snapshot().id
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        exec(compile(_block(RAY_DUCKDB_MARKER), "README.md", "exec"), scope)
-        got = scope["con"].execute("SELECT dt, count(*) FROM orders GROUP BY dt").fetchall()
-        assert got == [("2026-11-01", 3)]
-        assert scope["ds"].count() == 3
-    finally:
-        ray.shutdown()
+    exec(compile(_block(RAY_DUCKDB_MARKER), "README.md", "exec"), scope)
+    got = scope["con"].execute("SELECT dt, count(*) FROM orders GROUP BY dt").fetchall()
+    assert got == [("2026-11-01", 3)]
+    assert scope["ds"].count() == 3
     assert table.snapshot_manager().get_latest_snapshot().id == before + 1
     assert sort_rows(read_all(table)) == sort_rows(pa.concat_tables([data, data]))
 

@@ -6,13 +6,12 @@ installed by pip after them (mk/pyspark_matrix.mk):
 - that install changed nothing in the venv (and, in every pyspark line, kept its pyspark);
 - a fast part of the core tests (Arrow, numpy and pandas at work: merge engines, compaction's
   sort keys, types, BinaryRow, buckets, append and primary-key tables, Avro codecs, pandas in
-  and out) passes there;
-- a fast part of the Spark tests (both write doors and reads, primary keys, pruning, Structured
-  Streaming's sink and source) passes there, on the leg's own SparkSession.
+  and out) passes there.
 
-``make test-matrix`` runs the whole suites there; the rest is left to it (the fast parts cost
-``make test`` about 3.5 minutes of its 20). A missing venv skips, except under CI
-(``CI=true``), where it fails.
+Spark at these versions: tests/versions/test_pyspark_versions.py runs every door (both writes,
+reads with filters, options and time travel, primary keys, a stream from our source to our sink)
+in one SparkSession per matrix venv. ``make test-matrix`` runs the whole suites there. A missing
+venv skips, except under CI (``CI=true``), where it fails.
 """
 
 from __future__ import annotations
@@ -46,22 +45,6 @@ SUBSET = [
 SLOW_PROPERTIES = [
     "tests/unit/merge/test_merge_properties.py",
     "tests/unit/spec/test_binary_row.py::test_round_trip_equals_pyarrow_as_py",
-]
-SPARK_SUBSET = [
-    # both write doors, a read with filters and time travel, and a filtered query's reader
-    # never reused by the next query
-    "tests/spark/test_spark_write_read.py::test_format_paimon_writes_one_snapshot_and_reads_back",
-    "tests/spark/test_spark_write_read.py::test_spark_write_shuffles_by_bucket_and_commits_once",
-    "tests/spark/test_spark_write_read.py::test_filters_and_time_travel_through_spark_read",
-    "tests/spark/test_spark_write_read.py::test_a_filtered_query_does_not_leak_into_the_next_one",
-    "tests/spark/test_spark_pk.py::test_upserts_and_deletes_through_spark",
-    "tests/spark/test_spark_read_pruning.py::test_filter_option_opens_only_the_partition_it_keeps",
-    "tests/spark/test_spark_read_pruning.py::test_columns_option_gives_and_reads_only_those_columns",
-    # Structured Streaming: the sink (pyspark 4.1's DataSourceStreamArrowWriter) and the source
-    "tests/spark/test_spark_streaming.py::"
-    "test_stream_sink_commits_each_micro_batch_as_one_snapshot_with_its_batch_id",
-    "tests/spark/test_spark_streaming.py::"
-    "test_stream_source_reads_the_latest_snapshot_then_each_new_commit_once",
 ]
 CHECKED = ("pyspark", "pyarrow", "numpy", "pandas", "fastavro", "sqlglot")
 
@@ -161,10 +144,3 @@ def test_core_subset_passes_at_the_lowest_versions() -> None:
     summary = _pytest_in_leg(SUBSET, SLOW_PROPERTIES, "not slow", timeout=600)
     passed = re.search(r"(\d+) passed", summary)
     assert passed is not None and int(passed.group(1)) > 200, summary
-
-
-def test_spark_subset_passes_at_the_lowest_versions() -> None:
-    """Its Spark is the leg's, in a subprocess, so it runs with the core half (no mark)."""
-    summary = _pytest_in_leg(SPARK_SUBSET, [], "not java and not pypaimon", timeout=900)
-    passed = re.search(r"(\d+) passed", summary)
-    assert passed is not None and int(passed.group(1)) >= 15, summary

@@ -1,6 +1,8 @@
 """Every supported pyspark line: a query after a filtered query on the same DataFrame or view
 returns every row of a ``paimon`` table, and whether that pyspark reuses a reader that
-``pushFilters`` configured is pinned as found (REUSES_PUSHED_READER).
+``pushFilters`` configured is pinned as found (REUSES_PUSHED_READER). In the matrix venvs, where
+tests/spark does not run inside ``make test``, the other doors work too: ``spark.write``
+upserts and deletes, ``spark.read`` with time travel, and a stream from our source to our sink.
 
 The lines are the venvs of mk/pyspark_matrix.mk (one per tests/versions/pyspark*-requirements.txt),
 each running tests/versions/pyspark_probe.py as a subprocess with its own SparkSession, and the
@@ -102,7 +104,7 @@ def matrix(
         line.name: _start(line, workdirs[line.name]) for line in LINES if line.name in workdirs
     }
     try:
-        own = results(spark, str(tmp_path_factory.mktemp("pyspark-own")))
+        own = results(spark, str(tmp_path_factory.mktemp("pyspark-own")), with_doors=False)
     except BaseException:
         for proc in running.values():
             proc.kill()
@@ -159,3 +161,18 @@ def test_push_filters_reader_reuse_is_as_found(
         f"{counts['later_df']}, {counts['later_view']} of {PROBE_ROWS} rows); update "
         f"REUSES_PUSHED_READER and spark/datasource.py's pushdown.\n{_table(matrix)}"
     )
+
+
+MATRIX = [line for line in LINES if line.pin is not None]
+
+
+@pytest.mark.parametrize("line", MATRIX, ids=[line.name for line in MATRIX])
+def test_every_door_works_in_the_matrix_venvs(
+    matrix: dict[str, dict[str, Any] | None], line: Line
+) -> None:
+    doors = _result(matrix, line)["doors"]
+    latest = {i: ("a" if i < 50 else "b") + f"-{i}" for i in range(10, 150)}
+    assert {int(k): v for k, v in doors["pk_latest"].items()} == latest, _table(matrix)
+    assert doors["pk_first_snapshot"] == 100, _table(matrix)
+    assert doors["stream_ids"] == list(range(100)) and doors["stream_values_ok"], _table(matrix)
+    assert doors["stream_commits"] == [["APPEND", 0], ["APPEND", 1]], _table(matrix)
