@@ -19,7 +19,7 @@ from paimon_pyspark import CatalogFactory, FileSystemCatalog, Schema
 from paimon_pyspark.errors import OptionError
 from paimon_pyspark.procedures import compact
 from paimon_pyspark.read.sql_predicate import parse_predicate
-from paimon_pyspark.spark import read, sql
+from paimon_pyspark.spark import native, read, sql
 from paimon_pyspark.spark.native import spark_condition
 
 pytestmark = pytest.mark.slow
@@ -162,6 +162,69 @@ def test_a_query_after_a_filtered_query_on_the_same_frame_returns_every_row(
     assert df.count() == 60
     assert read(spark, warehouse, "db.t").count() == 70
     assert read(spark, warehouse, "db.t", snapshot_id=1).count() == 60
+
+
+def test_text_literals_are_never_parsed_as_sql_and_unselected_filter_columns_are_dropped(
+    spark: SparkSession, warehouse: str
+) -> None:
+    """The condition goes to Spark as SQL text: a value with quotes, backslashes, backticks,
+    a newline or non-ASCII must select exactly its rows; a filter on a column the read does
+    not select reads it and drops it."""
+    catalog = _catalog(warehouse)
+    schema = pa.schema([("id", pa.int64()), ("name", pa.string()), ("dt", pa.string())])
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(schema, partition_keys=["dt"]))
+    odd = ["it's", "a\\b", "x`y", "line\nbreak", "ü€🙂", "') OR true --", "%_"]
+    names = [odd[i % len(odd)] for i in range(40)]
+    _write(catalog, "db.t", pa.table({"id": range(40), "name": names, "dt": ["d"] * 40}, schema))
+
+    def quoted(value: str) -> str:  # a Spark SQL string literal (backslash escapes)
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+    for value in odd:
+        where = f"name = {quoted(value)}"
+        native = read(spark, warehouse, "db.t", where=where, columns=["id"])
+        assert _scan_kinds(native) == {"parquet"}, value
+        assert native.columns == ["id"]
+        python = read(
+            spark, warehouse, "db.t", where=where, columns=["id"], options={"native-read": "false"}
+        )
+        expected = sorted(i for i in range(40) if names[i] == value)
+        assert sorted(r["id"] for r in native.collect()) == expected, value
+        assert _sorted(native) == _sorted(python), value
+    for value in ("it", "ü€"):
+        where = f"name LIKE {quoted(value + '%')}"
+        native = read(spark, warehouse, "db.t", where=where, columns=["ID", "Name"])
+        assert native.columns == ["id", "name"]
+        expected = sorted(i for i in range(40) if names[i].startswith(value))
+        assert sorted(r["id"] for r in native.collect()) == expected, value
+
+
+def test_a_relation_of_the_same_files_is_made_once_and_a_new_commit_is_seen(
+    spark: SparkSession, warehouse: str
+) -> None:
+    catalog = _catalog(warehouse)
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"]))
+    _write(catalog, "db.t", _rows(0, 60))
+    made: list[tuple[str, ...]] = []
+    listed = native._listed
+
+    def counting(*args: object) -> DataFrame:
+        made.append(args)
+        return listed(*args)  # type: ignore[arg-type]
+
+    native._listed = counting  # type: ignore[assignment]
+    try:
+        first = read(spark, warehouse, "db.t", where="dt = '2026-11-02'", columns=["id"])
+        again = read(spark, warehouse, "db.t", where="dt = '2026-11-02'", columns=["id"])
+        assert len(made) == 1
+        assert first.count() == again.count() == 20
+        _write(catalog, "db.t", _rows(60, 90))
+        after = read(spark, warehouse, "db.t", where="dt = '2026-11-02'", columns=["id"])
+        assert len(made) == 2
+        assert after.count() == 30
+        assert first.count() == 20  # a frame keeps the snapshot it was read at
+    finally:
+        native._listed = listed  # type: ignore[assignment]
 
 
 def test_primary_key_table_reads_compacted_buckets_natively_and_merges_the_rest(

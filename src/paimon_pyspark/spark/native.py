@@ -19,12 +19,14 @@ else reads through the Python source, as option ``native-read`` = ``false`` forc
 
 from __future__ import annotations
 
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
@@ -150,23 +152,64 @@ def native_frame(
             merged += 1
     if not raw:
         return None
-    schema = spark_schema(table)
+    wanted = _columns(table, opts.get("columns"))
+    needed = wanted + sorted(_fields_of(predicate) - set(wanted)) if predicate else wanted
+    full = spark_schema(table)
+    schema = StructType([full[name] for name in needed])
     paths = [f"file://{p}" for s in raw for p in s.file_paths]
-    df = _listed(spark, lambda: spark.read.schema(schema).parquet(*paths), len(paths))
+    df = _relation(spark, schema, paths)
     if merged:
         rest = {k: v for k, v in opts.items() if k not in TIME_TRAVEL_KEYS}
-        rest.pop("columns", None)
         rest.update({"snapshot-id": str(plan.snapshot_id), SKIP_RAW_SPLITS: "true"})
+        rest["columns"] = ",".join(needed)
         df = df.unionByName(python_frame(rest))
     if condition is not None:
         df = df.filter(condition)
-    columns = opts.get("columns")
-    if columns is not None:
-        df = df.select(*[_col(c.strip()) for c in columns.split(",")])
+    if needed != wanted:
+        df = df.selectExpr(*[_quoted(name) for name in wanted])
     return df
 
 
+def _columns(table: FileStoreTable, text: str | None) -> list[str]:
+    """The table's field names the ``columns`` option asks for, in its order (Spark resolves
+    names case-insensitively; the source has already refused unknown ones)."""
+    if text is None:
+        return list(table.field_names)
+    by_lower = {f.lower(): f for f in table.field_names}
+    names = [c.strip() for c in text.split(",")]
+    return [n if n in table.field_names else by_lower[n.lower()] for n in names]
+
+
+def _fields_of(predicate: Predicate) -> set[str]:
+    if isinstance(predicate, CompoundPredicate):
+        return set().union(*(_fields_of(c) for c in predicate.children))
+    return {predicate.field} if isinstance(predicate, LeafPredicate) else set()
+
+
 _LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+_RELATIONS_KEPT = 32
+_relations: weakref.WeakKeyDictionary[SparkSession, OrderedDict[tuple[str, ...], DataFrame]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Per session, the Parquet relations of the last file lists read, newest last."""
+
+
+def _relation(spark: SparkSession, schema: StructType, paths: list[str]) -> DataFrame:
+    """Spark's Parquet relation of exactly ``paths`` with ``schema``. Making one stats every
+    file on the driver (60-100 ms for 7 local files: most of a small query's cost), so the
+    last few are kept per session: a Paimon data file never changes once written, so a
+    relation of the same files is the same relation (each query still plans its snapshot)."""
+    key = (schema.json(), *paths)
+    kept = _relations.setdefault(spark, OrderedDict())
+    df = kept.get(key)
+    if df is None:
+        df = _listed(spark, lambda: spark.read.schema(schema).parquet(*paths), len(paths))
+        kept[key] = df
+        while len(kept) > _RELATIONS_KEPT:
+            kept.popitem(last=False)
+    else:
+        kept.move_to_end(key)
+    return df
 
 
 def _listed(spark: SparkSession, make: Callable[[], DataFrame], files: int) -> DataFrame:
@@ -187,17 +230,33 @@ def _listed(spark: SparkSession, make: Callable[[], DataFrame], files: int) -> D
             spark.conf.set(_LISTING_THRESHOLD, before)
 
 
-def _col(name: str) -> Column:
-    return F.col("`" + name.replace("`", "``") + "`")
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
-def _literal(leaf: LeafPredicate, value: Any) -> Column:
-    """``value`` typed as the leaf's field, so Spark compares without widening to text."""
+def _literal(leaf: LeafPredicate, value: Any) -> str:
+    """``value`` as Spark SQL typed as the leaf's field, so Spark compares without widening.
+    Text goes as its UTF-8 bytes in hex, so no character of it is ever parsed as SQL."""
     t = leaf.type
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(t, TimestampType):
         kind = "timestamp" if t.local_tz else "timestamp_ntz"
-        return F.lit(value.isoformat()).cast(kind)
-    return F.lit(value).cast(_spark_type_of(leaf))
+        return f"CAST({_text(value.isoformat())} AS {kind})"
+    if isinstance(value, bytes):
+        return f"X'{value.hex()}'"
+    if isinstance(value, str):
+        return _text(value)
+    kind = _spark_type_of(leaf).simpleString()
+    if isinstance(value, int):
+        return f"CAST({int(value)} AS {kind})"
+    if isinstance(value, Decimal):
+        return f"CAST({_text(format(value, 'f'))} AS {kind})"
+    return f"CAST({_text(value.isoformat())} AS {kind})"  # a date
+
+
+def _text(value: str) -> str:
+    return f"CAST(X'{value.encode('utf-8').hex()}' AS STRING)"
 
 
 def _spark_type_of(leaf: LeafPredicate) -> Any:
@@ -206,69 +265,64 @@ def _spark_type_of(leaf: LeafPredicate) -> Any:
 
 
 _COMPARE = {
-    "equal": Column.__eq__,
-    "notEqual": Column.__ne__,
-    "lessThan": Column.__lt__,
-    "lessOrEqual": Column.__le__,
-    "greaterThan": Column.__gt__,
-    "greaterOrEqual": Column.__ge__,
+    "equal": "=",
+    "notEqual": "<>",
+    "lessThan": "<",
+    "lessOrEqual": "<=",
+    "greaterThan": ">",
+    "greaterOrEqual": ">=",
 }
+_STRING_FUNCTIONS = {"startsWith": "startswith", "endsWith": "endswith", "contains": "contains"}
 
 
-def spark_condition(predicate: Predicate) -> Column | None:
-    """``predicate`` as a Spark Column selecting the same rows as its Arrow expression, or
-    None when Spark's semantics could differ (floating point, binary patterns, LIKE escapes)."""
+def spark_condition(predicate: Predicate) -> str | None:
+    """``predicate`` as a Spark SQL condition selecting the same rows as its Arrow expression,
+    or None when Spark's semantics could differ (floating point, binary patterns, LIKE
+    escapes). Text, not Columns: Spark parses it in one call, where each Column costs the
+    driver a Py4J round trip (40 for one comparison)."""
     if isinstance(predicate, CompoundPredicate):
         parts = [spark_condition(c) for c in predicate.children]
         if any(p is None for p in parts):
             return None
-        result = parts[0]
-        for p in parts[1:]:
-            assert result is not None and p is not None
-            result = (result & p) if predicate.function == "and" else (result | p)
-        return result
+        joiner = " AND " if predicate.function == "and" else " OR "
+        return "(" + joiner.join(f"({p})" for p in parts) + ")"
     if not isinstance(predicate, LeafPredicate):
         return None
     return _leaf_condition(predicate)
 
 
-def _leaf_condition(leaf: LeafPredicate) -> Column | None:
+def _leaf_condition(leaf: LeafPredicate) -> str | None:
     t, fn, lits = leaf.type, leaf.function, leaf.literals
     if isinstance(t, AtomicType) and t.name in ("FLOAT", "DOUBLE"):
         return None
-    col = _col(leaf.field)
+    col = _quoted(leaf.field)
     if fn == "isNull":
-        return col.isNull()
+        return f"{col} IS NULL"
     if fn == "isNotNull":
-        return col.isNotNull()
+        return f"{col} IS NOT NULL"
     if fn in ("startsWith", "endsWith", "contains", "like") and not isinstance(lits[0], str):
         return None
     if fn == "like" and "\\" in lits[0]:
         return None
     if leaf.never_true():
-        return F.lit(False)
+        return "false"
     if fn in _COMPARE:
-        result: Column = _COMPARE[fn](col, _literal(leaf, lits[0]))
-        return result
+        return f"{col} {_COMPARE[fn]} {_literal(leaf, lits[0])}"
     if fn in ("in", "notIn"):
         values = [_literal(leaf, x) for x in lits if x is not None]
         if not values:
-            return col.isNotNull() if fn == "notIn" else F.lit(False)
-        found = col.isin(*values)
-        return found if fn == "in" else col.isNotNull() & ~found
+            return f"{col} IS NOT NULL" if fn == "notIn" else "false"
+        found = f"{col} IN ({', '.join(values)})"
+        return found if fn == "in" else f"({col} IS NOT NULL AND NOT ({found}))"
     if fn == "between":
-        return (col >= _literal(leaf, lits[0])) & (col <= _literal(leaf, lits[1]))
+        return f"({col} >= {_literal(leaf, lits[0])} AND {col} <= {_literal(leaf, lits[1])})"
     if fn == "notBetween":
         lo, hi = lits
-        parts = [col < _literal(leaf, lo)] if lo is not None else []
-        parts += [col > _literal(leaf, hi)] if hi is not None else []
-        return parts[0] if len(parts) == 1 else parts[0] | parts[1]
-    if fn == "startsWith":
-        return col.startswith(lits[0])
-    if fn == "endsWith":
-        return col.endswith(lits[0])
-    if fn == "contains":
-        return col.contains(lits[0])
+        parts = [f"{col} < {_literal(leaf, lo)}"] if lo is not None else []
+        parts += [f"{col} > {_literal(leaf, hi)}"] if hi is not None else []
+        return parts[0] if len(parts) == 1 else f"({parts[0]} OR {parts[1]})"
+    if fn in _STRING_FUNCTIONS:
+        return f"{_STRING_FUNCTIONS[fn]}({col}, {_text(lits[0])})"
     if fn == "like":
-        return col.like(lits[0])
+        return f"{col} LIKE {_text(lits[0])}"
     return None
