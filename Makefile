@@ -92,13 +92,14 @@ pytest: $(PYTEST_DEPS)
 	$(PYTEST) $(PYTEST_ARGS)
 
 # tests/conftest.py marks the tests on the SparkSession uses_spark: the two halves share no
-# session, server or directory, so they run as two processes at once.
+# session, server or directory, so they run as two processes at once. A few tests marked
+# spark_half go with the Spark half to balance them.
 pytest-spark: $(PYTEST_DEPS)
-	$(PYTEST) -m uses_spark $(PYTEST_ARGS)
+	$(PYTEST) -m "uses_spark or spark_half" $(PYTEST_ARGS)
 
 # its output goes to a log, printed when it ends, so the Spark half's progress stays readable
 pytest-core: $(PYTEST_DEPS)
-	$(PYTEST) -m "not uses_spark" $(PYTEST_ARGS) > .cache/pytest-core.log 2>&1; \
+	$(PYTEST) -m "not uses_spark and not spark_half" $(PYTEST_ARGS) > .cache/pytest-core.log 2>&1; \
 		rc=$$?; cat .cache/pytest-core.log; exit $$rc
 
 TEST_JOBS := lint typecheck pytest-spark pytest-core
@@ -123,10 +124,10 @@ test-matrix: $(PYTEST_DEPS) $(LOWEST_VENV)/.matrix
 	$(MAKE) --no-print-directory -k -j2 test-matrix-spark test-matrix-core
 
 test-matrix-spark:
-	$(LOWEST_PYTEST) -m uses_spark $(PYTEST_ARGS)
+	$(LOWEST_PYTEST) -m "uses_spark or spark_half" $(PYTEST_ARGS)
 
 test-matrix-core:
-	$(LOWEST_PYTEST) -m "not uses_spark" $(PYTEST_ARGS) > .cache/pytest-matrix-core.log 2>&1; \
+	$(LOWEST_PYTEST) -m "not uses_spark and not spark_half" $(PYTEST_ARGS) > .cache/pytest-matrix-core.log 2>&1; \
 		rc=$$?; cat .cache/pytest-matrix-core.log; exit $$rc
 
 bench-java: $(SPARK35_VENV)/.stamp $(PAIMON_SPARK_JAR)

@@ -3,8 +3,9 @@ one SparkSession for the whole run (starting one takes ~10 s).
 
 Every test that uses the ``spark`` fixture, and every test under ``tests/spark/`` (the
 standalone-cluster test runs its Spark in subprocesses), is marked ``uses_spark`` at
-collection, so ``make test`` runs ``-m uses_spark`` and ``-m "not uses_spark"`` as two processes
-at once: one SparkSession in the first, none in the second.
+collection, so ``make test`` runs them and the others as two processes at once: one
+SparkSession in the first, none in the second. Tests marked ``spark_half`` need no Spark but go
+with the first, to even out the two.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "uses_spark: uses the session's SparkSession (set at collection), or runs Spark in a "
         "subprocess and goes with those tests (set by hand)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "spark_half: needs no Spark, but runs in make test's Spark half to balance the two "
+        "processes (the core half ran alone for its last 200 s)",
     )
 
 

@@ -120,6 +120,7 @@ def _check(table: Any, compacted: int, expiring: bool) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.spark_half
 def test_racing_writers_on_s3(s3_server: S3Server, s3_bucket: str) -> None:
     _race(f"s3://{s3_bucket}/wh", s3_server.options(), {}, maintain=False)
 
