@@ -156,29 +156,25 @@ def _dictionary_columns(table: pa.Table) -> bool | list[str]:
 def _dictionary_pays(column: pa.ChunkedArray) -> bool:
     kind = column.type
     values = column.length() - column.null_count
-    if values == 0 or not (_fixed_width(kind) or pa.types.is_binary(kind) or _is_text(kind)):
+    variable = pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+    variable = variable or pa.types.is_string(kind) or pa.types.is_large_string(kind)
+    width = _fixed_width(kind)
+    if values == 0 or not (width or variable):
         return True
-    distinct = pc.count_distinct(column, mode="only_valid").as_py()
-    index_bytes = values * max(1, (distinct - 1).bit_length()) / 8
-    if _fixed_width(kind):
-        return bool(distinct * kind.byte_width + index_bytes < values * kind.byte_width)
-    plain = pc.sum(pc.binary_length(column)).as_py() + 4 * values
     unique = pc.unique(column.drop_null())
-    dictionary = pc.sum(pc.binary_length(unique)).as_py() + 4 * distinct
+    index_bytes = values * max(1, (len(unique) - 1).bit_length()) / 8
+    if width:
+        return bool(len(unique) * width + index_bytes < values * width)
+    plain = pc.sum(pc.binary_length(column)).as_py() + 4 * values
+    dictionary = pc.sum(pc.binary_length(unique)).as_py() + 4 * len(unique)
     return bool(dictionary + index_bytes < plain)
 
 
-def _is_text(kind: pa.DataType) -> bool:
-    return bool(
-        pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_large_binary(kind)
-    )
-
-
-def _fixed_width(kind: pa.DataType) -> bool:
-    """Plain-encoded at a fixed width (booleans are never dictionary-encoded)."""
+def _fixed_width(kind: pa.DataType) -> int:
+    """Bytes per plain-encoded value, or 0 (booleans are never dictionary-encoded)."""
     if pa.types.is_boolean(kind) or pa.types.is_dictionary(kind):
-        return False
+        return 0
     try:
-        return bool(kind.byte_width > 0)
+        return max(0, int(kind.byte_width))
     except ValueError:
-        return False
+        return 0
