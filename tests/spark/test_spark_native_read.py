@@ -263,6 +263,55 @@ def test_primary_key_table_reads_compacted_buckets_natively_and_merges_the_rest(
     assert names[3] is None and names[6] == "n6_2" and names[34] == "n34_1"
 
 
+def test_primary_key_buckets_read_their_final_files_natively_and_merge_the_rest(
+    spark: SparkSession, warehouse: str
+) -> None:
+    """Overlapping commits, no compaction: each bucket's newest file (no retraction in it) is
+    final under deduplicate, so Spark's Parquet reader reads it and the Python source merges
+    the older files without its keys; the union is the merged table, row for row."""
+    catalog = _catalog(warehouse)
+    schema = Schema.from_pyarrow_schema(
+        SCHEMA.append(pa.field("op", pa.string())),
+        partition_keys=["dt"],
+        primary_keys=["dt", "id"],
+        options={"bucket": "2", "write-only": "true", "rowkind.field": "op"},
+    )
+    catalog.create_table("db.pk", schema)
+
+    def commit(rows: pa.Table, delete: set[int]) -> None:
+        ops = ["-D" if i in delete else "+I" for i in rows.column("id").to_pylist()]
+        _write(catalog, "db.pk", rows.append_column("op", pa.array(ops)))
+
+    commit(_rows(0, 60), set())
+    commit(_rows(30, 90, version=1), {30, 40, 41, 70})
+    commit(_rows(50, 120, version=2), set())
+    splits = catalog.get_table("db.pk").new_read_builder().new_scan().plan().splits()
+    assert len(splits) == 6 and all(len(s.files) == 3 for s in splits)
+
+    def python(where: str | None = None, columns: list[str] | None = None) -> DataFrame:
+        options = {"native-read": "false"}
+        return read(spark, warehouse, "db.pk", where=where, columns=columns, options=options)
+
+    full = read(spark, warehouse, "db.pk")
+    assert _scan_kinds(full) == {"parquet", "python"}
+    plan = full._jdf.queryExecution().executedPlan().toString()
+    assert "InMemoryFileIndex(6 paths)" in plan  # the six buckets' final files
+    assert _sorted(full) == _sorted(python())
+    assert full.count() == 120 - 3  # 70 is added back by the last commit
+    names = {r["id"]: r["name"] for r in full.collect()}
+    assert names[32] == "n32_1" and names[71] == "n71_2" and names[6] == "n6_0"
+    for where in [*WHERES[:4], "op = '+I' AND id < 60"]:
+        for columns in (None, ["id", "name", "dt"]):
+            got = read(spark, warehouse, "db.pk", where=where, columns=columns)
+            assert _sorted(got) == _sorted(python(where, columns)), (where, columns)
+
+    # a delete in the newest commit: that bucket's newest file is no longer final
+    commit(_rows(100, 103, version=3), {101})
+    got = read(spark, warehouse, "db.pk")
+    assert _sorted(got) == _sorted(python())
+    assert got.count() == 116
+
+
 def test_sql_queries_read_natively_with_the_same_rows(spark: SparkSession, warehouse: str) -> None:
     catalog = _catalog(warehouse)
     catalog.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"]))

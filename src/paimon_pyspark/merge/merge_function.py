@@ -287,12 +287,12 @@ def sort_order(records: pa.Table, key_names: Sequence[str], settings: MergeSetti
     order = [(k, "ascending", "at_end") for k in key_names]
     order += [(s, seq_order, "at_start") for s in settings.sequence_fields]
     order.append((SEQUENCE_NUMBER, "ascending", "at_end"))
-    is_add = pc.invert(pc.is_in(records.column(VALUE_KIND), pa.array(RETRACTS, pa.int8())))
     tmp = "__paimon_merge_is_add"
     order.append((tmp, "ascending", "at_end"))
     fast = _composite_order(records, key_names, settings)
     if fast is not None:
         return fast
+    is_add = pc.invert(pc.is_in(records.column(VALUE_KIND), pa.array(RETRACTS, pa.int8())))
     names = list(dict.fromkeys([*key_names, *settings.sequence_fields, SEQUENCE_NUMBER]))
     keys = records.select(names).append_column(tmp, is_add)
     for i, name in enumerate(names):
@@ -407,8 +407,9 @@ def merge(
     else:
         raise OptionError(f"Unknown merge engine '{settings.engine}'.")
     if drop_delete:
-        retract = pc.is_in(merged.column(VALUE_KIND), pa.array(RETRACTS, pa.int8()))
-        merged = merged.filter(pc.invert(retract))
+        retract = np.isin(merged.column(VALUE_KIND).to_numpy(), RETRACTS)
+        if retract.any():  # a filter copies every column even when it keeps every row
+            merged = merged.filter(pa.array(~retract))
     return merged
 
 

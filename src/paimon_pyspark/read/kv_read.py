@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from paimon_pyspark.io.data_file_reader import (
@@ -16,8 +17,9 @@ from paimon_pyspark.io.data_file_reader import (
     read_kv_records,
     read_postpone_records,
 )
-from paimon_pyspark.merge.merge_function import MergeSettings, merge
+from paimon_pyspark.merge.merge_function import DEDUPLICATE, MergeSettings, merge
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER, VALUE_KIND
 from paimon_pyspark.store.file_store import FileStore
 
 
@@ -36,17 +38,40 @@ def raw_convertible(files: Sequence[DataFileMeta], settings: MergeSettings) -> b
     return len(files) == 1 and settings.engine == "deduplicate"
 
 
+def final_file(files: Sequence[DataFileMeta], settings: MergeSettings) -> DataFileMeta | None:
+    """The file of a bucket whose every row is already its key's merged row, or None.
+
+    Under deduplicate without a sequence field the newest record of a key wins, and a file
+    holds one record per key (the rule Java's single-file rawConvertible relies on). So a file
+    without retractions whose sequence numbers all follow every other file's (the bucket's
+    last flush, typically) wins every key it holds, whatever the others hold. A reader may take
+    its rows as they are and merge the rest without them (``merge_read(leave_out=...)``).
+    """
+    if settings.engine != DEDUPLICATE or settings.sequence_fields or len(files) < 2:
+        return None
+    newest = max(files, key=lambda f: f.min_sequence_number)
+    if newest.delete_row_count != 0:  # None: written before the count was kept
+        return None
+    if any(f is not newest and f.max_sequence_number >= newest.min_sequence_number for f in files):
+        return None
+    return newest
+
+
 def merge_read(
     store: FileStore,
     bucket_path: str,
     files: Sequence[DataFileMeta],
     settings: MergeSettings,
     postpone: bool = False,
+    leave_out: DataFileMeta | None = None,
 ) -> pa.Table:
     """The merged rows of one bucket: table columns, one row per live key, sorted by key.
 
     ``postpone``: the files are one partition's postpone files in write order, merged as
-    their compaction into an empty bucket would merge them.
+    their compaction into an empty bucket would merge them. ``leave_out``: the bucket's
+    :func:`final_file`, read by someone else: the result is exactly the merged rows that do not
+    come from it, in file order rather than key order (its keys still take part in the merge;
+    nothing else of it is read).
     """
     fields = list(store.fields)
     if postpone:
@@ -54,8 +79,39 @@ def merge_read(
     elif raw_convertible(files, settings):
         parts = [read_data_file(store, bucket_path, f, fields) for f in files]
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    elif leave_out is not None:
+        return _merge_leaving_out(store, bucket_path, files, settings, leave_out)
     else:
         records = read_kv_records(store, bucket_path, files)
     keys = store.table_schema.trimmed_primary_keys()
     merged = merge(records, keys, settings, drop_delete=True, buffer=postpone)
     return merged.select([f.name for f in fields])
+
+
+def _merge_leaving_out(
+    store: FileStore,
+    bucket_path: str,
+    files: Sequence[DataFileMeta],
+    settings: MergeSettings,
+    leave_out: DataFileMeta,
+) -> pa.Table:
+    """``merge_read`` without the rows of ``leave_out`` (a ``final_file``): the merge runs on
+    keys, sequence numbers and kinds alone (all that deduplicate decides by) of every file,
+    only the key columns of ``leave_out`` read; the winners from the other files are then
+    kept from their full records, in file order (not key order)."""
+    older = read_kv_records(store, bucket_path, [f for f in files if f is not leave_out])
+    keys = store.table_schema.trimmed_primary_keys()
+    key_fields = [f for f in store.fields if f.name in keys]
+    newest = read_data_file(store, bucket_path, leave_out, key_fields, system=True)
+    names = [*keys, SEQUENCE_NUMBER, VALUE_KIND]
+    narrow = pa.concat_tables([older.select(names), newest.select(names)])
+    narrow = narrow.append_column(_ROW, pa.array(np.arange(narrow.num_rows, dtype=np.int64)))
+    picked = merge(narrow, keys, settings, drop_delete=True).column(_ROW).to_numpy()
+    keep = np.zeros(narrow.num_rows, dtype=bool)
+    keep[picked] = True
+    # a filter reads each file's columns in order where a take first joins the files' chunks
+    return older.filter(pa.array(keep[: older.num_rows])).select([f.name for f in store.fields])
+
+
+_ROW = "__paimon_row"
+"""A record's position in the merge of ``_merge_leaving_out``; the final file's come last."""

@@ -30,7 +30,7 @@ from paimon_pyspark.io.data_file_reader import read_data_file
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.read.arrow_stream import SplitStream
 from paimon_pyspark.read.incremental import DELTA, DIFF, added_records, diff_rows, incremental_mode
-from paimon_pyspark.read.kv_read import merge_read
+from paimon_pyspark.read.kv_read import final_file, merge_read
 from paimon_pyspark.read.predicate import CompoundPredicate, Predicate, PredicateBuilder
 from paimon_pyspark.read.scan import DataSplit, Plan, TableScan
 from paimon_pyspark.read.store_ref import (
@@ -91,6 +91,14 @@ class TableRead:
         self._incremental = incremental_mode(table) if table.primary_keys else None
         self._before: dict[tuple[bytes, int], tuple[DataFileMeta, ...]] | None = None
         self._before_lock = threading.Lock()
+        self._leave_out_final = False
+
+    def leaving_out_final_files(self) -> TableRead:
+        """This read, giving of each primary-key split only the merged rows that do not come
+        from its ``kv_read.final_file``: for a reader that reads those files as they are
+        (spark/native.py hands them to Spark's Parquet reader)."""
+        self._leave_out_final = True
+        return self
 
     def to_arrow(self, splits: Sequence[DataSplit], parallelism: int | None = None) -> pa.Table:
         """The rows of ``splits``; ``parallelism``: threads reading files (pypaimon's
@@ -279,8 +287,12 @@ class TableRead:
             table = diff_rows(before, after, self.table.trimmed_primary_keys)
         else:
             postpone = split.bucket == POSTPONE_BUCKET  # with_scan_all_files: in write order
+            settings = self._merge_settings
+            final = None
+            if self._leave_out_final and not postpone:
+                final = final_file(split.files, settings)
             table = merge_read(
-                self.table, split.bucket_path, split.files, self._merge_settings, postpone
+                self.table, split.bucket_path, split.files, settings, postpone, final
             )
         return self._filtered(split, table).select(self.projection)
 

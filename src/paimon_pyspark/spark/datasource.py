@@ -299,8 +299,9 @@ class PaimonReader(DataSourceReader):
     ) -> None:
         """``table``: ``ref`` as the planner loaded it, for the projection and ``partitions()``
         (Spark calls both in the one planner process); the reader goes to the executors as
-        ``ref`` and loads the table there. ``skip_raw``: read only the splits that need a
-        merge (Spark's Parquet reader reads the others, spark/native.py)."""
+        ``ref`` and loads the table there. ``skip_raw``: read only what Spark's Parquet
+        reader does not (spark/native.py): the splits that need a merge, without their final
+        files."""
         self.skip_raw = skip_raw
         self.ref = ref
         self.filter = filter if filter is not None and filter.strip() else None
@@ -365,7 +366,10 @@ class PaimonReader(DataSourceReader):
         else:
             rb = self._builder(self.ref.load()).with_projection(self.projection)
             splits = decode_splits(partition.value, rb.store.partition_types)
-            batches = iter(rb.new_read().to_arrow_batch_reader(splits))
+            read = rb.new_read()
+            if self.skip_raw:
+                read = read.leaving_out_final_files()
+            batches = iter(read.to_arrow_batch_reader(splits))
         for batch in batches:
             columns = [
                 c if c.type == t else c.cast(t) for c, t in zip(batch.columns, types, strict=True)

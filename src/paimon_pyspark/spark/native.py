@@ -8,7 +8,9 @@ Parquet reader: our scan picks the snapshot and prunes partitions and files by t
 stats, Spark reads the listed files with the table's schema (no partition discovery: Paimon
 files hold their partition columns) and prunes columns and row groups itself, for every query
 on the DataFrame. Splits that must be merged are read by the Python source at the same
-snapshot and unioned in.
+snapshot and unioned in; a split's final file (``kv_read.final_file``: under deduplicate, the
+newest file, when it holds no retraction) goes to Spark too, and the Python source merges the
+other files without its keys' rows.
 
 The files go to Spark only where Spark reads them exactly as our reader does: local files
 (an object store needs Spark's own credentials), Parquet, written under the current schema
@@ -34,11 +36,12 @@ from paimon_pyspark.errors import OptionError
 from paimon_pyspark.fs.local import LocalFileIO
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.options import TIME_TRAVEL_KEYS
-from paimon_pyspark.read.kv_read import raw_convertible
+from paimon_pyspark.read.kv_read import final_file, raw_convertible
 from paimon_pyspark.read.predicate import CompoundPredicate, LeafPredicate, Predicate
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.spark.schema import spark_schema
+from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.types.arrow import to_arrow_type
@@ -48,7 +51,8 @@ NATIVE_READ = "native-read"
 """Reader option: ``false`` reads every split through the Python source."""
 SKIP_RAW_SPLITS = "skip-raw-splits"
 """Reader option, set by the native read for the Python part of a union: the source reads only
-the splits that need a merge."""
+the splits that need a merge, and of those only the rows that do not come from their
+``kv_read.final_file`` (Spark reads that file)."""
 
 _PLAN_KEYS = ("incremental-between", "incremental-between-timestamp")
 """Options whose plan is not one snapshot's state: the Python source reads those whole."""
@@ -86,6 +90,14 @@ def is_raw(split: DataSplit, settings: MergeSettings | None) -> bool:
     if settings is None:
         return True
     return split.bucket != POSTPONE_BUCKET and raw_convertible(split.files, settings)
+
+
+def _final_file(split: DataSplit, settings: MergeSettings | None) -> DataFileMeta | None:
+    """The file of a split to merge whose rows Spark may read as they are (``final_file``):
+    the Python source leaves its rows out of the merge (``skip-raw-splits``)."""
+    if settings is None or split.bucket == POSTPONE_BUCKET:
+        return None
+    return final_file(split.files, settings)
 
 
 _GLOB = frozenset("*?[]{}\\")
@@ -145,12 +157,15 @@ def native_frame(
     merged = 0
     for split in plan.splits():
         if is_raw(split, settings):
-            if not _file_ok(table, split):
-                return None
             raw.append(split)
-        else:
-            merged += 1
+            continue
+        merged += 1
+        final = _final_file(split, settings)
+        if final is not None:
+            raw.append(split.with_files((final,)))
     if not raw:
+        return None
+    if not all(_file_ok(table, split) for split in raw):
         return None
     wanted = _columns(table, opts.get("columns"))
     needed = wanted + sorted(_fields_of(predicate) - set(wanted)) if predicate else wanted
