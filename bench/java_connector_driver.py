@@ -36,7 +36,8 @@ One JSON command in, one JSON object out (on the last stdout line; Spark logs go
   Spark 3.5's own Parquet of the same rows (range-partitioned and sorted, partitioned by
   ``dt``) and of the primary-key table's final rows. Then per round (warm-up, then
   ``repeat``) every query on the connector (``SELECT <aggregates> FROM paimon.db.t WHERE
-  <filter>``) and on the Parquet, with the files and bytes Spark's scan metrics report.
+  <filter>``) and on the Parquet, ``times`` times each (a query's own key, default 1,
+  alternating), with the files and bytes Spark's scan metrics report.
 - ``{"op": "read_table", "warehouse": "/path", "table": "db.t"}``: reads any Paimon table (for
   interop, e.g. one paimon_pyspark wrote) and returns its columns, row count and a checksum: the
   sum over rows of ``xxhash64`` of all columns (Spark's, so pyspark 4 computes the same).
@@ -513,7 +514,8 @@ def op_read_queries(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[str
         for round_no in range(warmup + repeat):
             for query in cmd["queries"]:
                 where = f" WHERE {query['where']}" if query.get("where") else ""
-                for engine, names in sources.items():
+                runs = [e for _ in range(int(query.get("times", 1))) for e in sources.items()]
+                for engine, names in runs:
                     sql = f"SELECT {', '.join(query['aggs'])} FROM {names[query['table']]}{where}"
                     frame = spark.sql(sql)
                     wall, cpu, got = timed(frame.collect)
