@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -310,6 +311,26 @@ def test_primary_key_buckets_read_their_final_files_natively_and_merge_the_rest(
     got = read(spark, warehouse, "db.pk")
     assert _sorted(got) == _sorted(python())
     assert got.count() == 116
+
+
+def test_a_filter_the_partitions_decide_is_not_tested_again_row_by_row(
+    spark: SparkSession, warehouse: str
+) -> None:
+    catalog = _catalog(warehouse)
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"]))
+    _write(catalog, "db.t", _rows(0, 60))
+    for where, decided, count in (
+        ("dt = '2026-11-02'", True, 20),
+        ("dt IN ('2026-11-01', '2026-11-03') OR dt IS NULL", True, 40),
+        ("dt = '2026-11-02' AND id > 40", False, 6),
+        ("dt > '2026-11-01' OR id = 0", False, 41),
+    ):
+        df = read(spark, warehouse, "db.t", where=where)
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        # a Filter node, not the scan's PartitionFilters/DataFilters/PushedFilters fields
+        assert (re.search(r"(^|\s)Filter \(", plan) is None) is decided, (where, plan)
+        python = read(spark, warehouse, "db.t", where=where, options={"native-read": "false"})
+        assert _sorted(df) == _sorted(python) and df.count() == count, where
 
 
 def test_sql_queries_read_natively_with_the_same_rows(spark: SparkSession, warehouse: str) -> None:

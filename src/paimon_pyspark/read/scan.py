@@ -177,6 +177,11 @@ class Plan:
         return list(self._splits)
 
 
+_StatsLayout = tuple[list[str], list[DataType], dict[str, str]]
+"""(stats field names, their nullable types, current name by stats name): see
+``TableScan._stats_layout``."""
+
+
 class TableScan:
     def __init__(self, store: FileStore, predicate: Predicate | None, limit: int | None) -> None:
         self.store = store
@@ -189,6 +194,7 @@ class TableScan:
         self.key_predicate = predicate.extract(trimmed) if predicate and self.primary_key else None
         self.merge_engine = store.options.merge_engine
         self.scan_all_files = False
+        self._stats_layouts: dict[tuple[int, tuple[str, ...] | None], _StatsLayout] = {}
         self.shard: tuple[int, int] | None = None
         self.slice: tuple[int, int] | None = None
 
@@ -496,31 +502,41 @@ class TableScan:
 
     def _file_stats(self, f: DataFileMeta, schema: TableSchema) -> dict[str, FieldStats]:
         """Value stats of ``f`` keyed by the *current* name of each field (matched by id)."""
-        by_name = {fd.name: fd for fd in schema.fields}
-        cols = f.value_stats_cols
-        stats_fields = list(schema.fields) if cols is None else [by_name[c] for c in cols]
-        if not stats_fields:
+        cols = None if f.value_stats_cols is None else tuple(f.value_stats_cols)
+        layout = self._stats_layouts.get((schema.id, cols))
+        if layout is None:
+            layout = self._stats_layout(schema, cols)
+            self._stats_layouts[(schema.id, cols)] = layout
+        names, types, current_names = layout
+        if not names:
             return {}
-        current_by_id = {fd.id: fd for fd in self.store.fields}
-        decoded = self._decode_stats(
+        decoded = self._decode_nullable(
             f.value_stats.min_values,
             f.value_stats.max_values,
             f.value_stats.null_counts,
-            [fd.name for fd in stats_fields],
-            [fd.type for fd in stats_fields],
+            names,
+            types,
         )
-        out = {}
+        return {current_names[n]: st for n, st in decoded.items() if n in current_names}
+
+    def _stats_layout(self, schema: TableSchema, cols: tuple[str, ...] | None) -> _StatsLayout:
+        """What decoding the value stats of a file of ``schema`` with ``value_stats_cols``
+        ``cols`` takes, worked out once per scan (per file it was most of a plan's time): the
+        stats' field names and nullable types, and the current name of each field whose stats
+        still bound its values."""
+        by_name = {fd.name: fd for fd in schema.fields}
+        stats_fields = list(schema.fields) if cols is None else [by_name[c] for c in cols]
+        current_by_id = {fd.id: fd for fd in self.store.fields}
+        current_names = {}
         for fd in stats_fields:
             current = current_by_id.get(fd.id)
             # a column retyped since the file was written: its old bounds bound the new values
             # only through a widening that keeps every value (else the column is unknown)
-            if (
-                current is not None
-                and fd.name in decoded
-                and is_implicit_widening(fd.type, current.type)
-            ):
-                out[current.name] = decoded[fd.name]
-        return out
+            if current is not None and is_implicit_widening(fd.type, current.type):
+                current_names[fd.name] = current.name
+        names = [fd.name for fd in stats_fields]
+        types = [fd.type.copy(nullable=True) for fd in stats_fields]
+        return names, types, current_names
 
     @staticmethod
     def _decode_stats(
@@ -531,6 +547,16 @@ class TableScan:
         types: Sequence[DataType],
     ) -> dict[str, FieldStats]:
         nullable = [t.copy(nullable=True) for t in types]
+        return TableScan._decode_nullable(min_bytes, max_bytes, null_counts, names, nullable)
+
+    @staticmethod
+    def _decode_nullable(
+        min_bytes: bytes,
+        max_bytes: bytes,
+        null_counts: Sequence[int | None] | None,
+        names: Sequence[str],
+        nullable: Sequence[DataType],
+    ) -> dict[str, FieldStats]:
         try:
             mins = deserialize_with_arity(min_bytes, nullable)
             maxs = deserialize_with_arity(max_bytes, nullable)
