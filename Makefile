@@ -6,6 +6,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYPAIMON_VENV := .venv-pypaimon
 SPARK35_VENV := .venv-spark35
+# deltalake and pyiceberg, the core engine's peers in bench/core_vs_lakes.py (make bench only).
+LAKES_VENV := .venv-lakes
 PAIMON_JAVA_VERSION := 1.4.2
 JAVA_DIR := .cache/java
 PAIMON_JAR := $(JAVA_DIR)/paimon-bundle-$(PAIMON_JAVA_VERSION).jar
@@ -48,6 +50,11 @@ $(PYPAIMON_VENV)/.stamp: tests/interop/pypaimon-requirements.txt
 $(SPARK35_VENV)/.stamp: bench/spark35-requirements.txt
 	$(PYTHON) -m venv $(SPARK35_VENV)
 	$(SPARK35_VENV)/bin/python -m pip install -q -r bench/spark35-requirements.txt
+	touch $@
+
+$(LAKES_VENV)/.stamp: bench/lakes-requirements.txt
+	$(PYTHON) -m venv $(LAKES_VENV)
+	$(LAKES_VENV)/bin/python -m pip install -q -r bench/lakes-requirements.txt
 	touch $@
 
 $(PAIMON_SPARK_JAR):
@@ -132,8 +139,9 @@ test-matrix-core:
 
 bench-java: $(SPARK35_VENV)/.stamp $(PAIMON_SPARK_JAR)
 
-bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp bench-java
+bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(LAKES_VENV)/.stamp bench-java
 	$(PY) bench/append_write_read.py
+	$(PY) bench/core_vs_lakes.py
 	$(PY) bench/spark_write_read.py
 	$(PY) bench/pk_write_read.py
 	$(PY) bench/postpone_write.py
@@ -145,4 +153,4 @@ bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp bench-java
 	$(PY) bench/spark_read_queries.py
 
 clean: clean-pyspark-matrix
-	rm -rf $(VENV) $(PYPAIMON_VENV) $(SPARK35_VENV) $(WHEEL_VENV) .cache build src/*.egg-info
+	rm -rf $(VENV) $(PYPAIMON_VENV) $(SPARK35_VENV) $(LAKES_VENV) $(WHEEL_VENV) .cache build src/*.egg-info
