@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -87,6 +88,7 @@ DYNAMIC_BUCKET_ASSIGNER_PARALLELISM = "dynamic-bucket.assigner-parallelism"
 CROSS_PARTITION_UPSERT_INDEX_TTL = "cross-partition-upsert.index-ttl"
 SORT_SPILL_THRESHOLD = "sort-spill-threshold"
 WRITE_COMPACTION_SKIP = "write.compaction-skip"
+WRITE_PARALLELISM = "write.parallelism"
 SNAPSHOT_EXPIRE_CLEAN_EMPTY_DIRECTORIES = "snapshot.expire.clean-empty-directories"
 JAVA_INT_MIN = -(2**31)
 JAVA_INT_MAX = 2**31 - 1
@@ -323,6 +325,12 @@ class CoreOptions:
         """Arrow bytes the PK writers of one TableWrite buffer together (256 mb) before a
         buffer spills or flushes a sorted run (see mergetree/write_buffer.py)."""
         return self._size(WRITE_BUFFER_SIZE, 256 * 1024 * 1024)
+
+    @property
+    def write_parallelism(self) -> int:
+        """Threads one TableWrite encodes its writers' files on (ours, not Java's: a Java writer
+        encodes on its task's thread); default: the cores this process may run on."""
+        return self._int(WRITE_PARALLELISM, available_cores())
 
     @property
     def write_buffer_spillable(self) -> bool:
@@ -601,6 +609,13 @@ class FieldOption:
     value: str
 
 
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 def check_supported(options: Mapping[str, str], table: str) -> None:
     """Raise UnsupportedOptionError for any option whose meaning we do not implement."""
     for key, value in options.items():
@@ -696,6 +711,7 @@ _RANGES: dict[str, _Range] = {
     DYNAMIC_BUCKET_MAX_BUCKETS: _Range("int", lambda n: n > 0 or n == -1, "-1 (unlimited) or > 0"),
     DYNAMIC_BUCKET_INITIAL_BUCKETS: _at_least(1),
     DYNAMIC_BUCKET_ASSIGNER_PARALLELISM: _at_least(1),
+    WRITE_PARALLELISM: _at_least(1),
     CROSS_PARTITION_UPSERT_INDEX_TTL: _DURATION,
     **{
         key: _BOOL
@@ -767,7 +783,8 @@ def check_ranges(options: Mapping[str, str], table: str, primary_key: bool) -> N
     ``target-file-size`` and ``manifest.target-file-size`` > 0, ``snapshot.expire.limit`` any
     int (at 0 or less expiry deletes nothing, as in Java), the other dynamic-bucket counts and
     ``postpone.default-bucket-num`` >= 1, a finite ``compaction.small-file-ratio`` >= 0,
-    ``local-sort.max-num-file-handles`` >= 2 (a merge of spill files needs two), and at most
+    ``local-sort.max-num-file-handles`` >= 2 (a merge of spill files needs two), our own
+    ``write.parallelism`` >= 1, and at most
     MAX_LEVELS levels. ``full-compaction.delta-commits`` is refused on an append table
     with ``bucket = -1`` (SchemaValidation). tests/interop/test_option_ranges_java.py holds
     Java to this.

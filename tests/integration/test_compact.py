@@ -319,6 +319,11 @@ def test_minor_compaction_keeps_deletes_above_older_data_and_full_drops_them(
         deletes = orders([10 * i + 1]) if i == 2 else None
         commit_rows(table, orders([10 * i, 10 * i + 5], version=i + 1), deletes)
     expected = by_key(table)
+    sizes = {level: 0 for level in (0, 5)}
+    for e in live_files(table):
+        sizes[e.file.level] += e.file.file_size
+    # the size-ratio pick stops below the big run only if it outweighs the five small ones
+    assert sizes[5] > 1.01 * sizes[0]
     assert compact(catalog, "db.minor_pk", compact_strategy="minor") is not None
     table = catalog.get_table("db.minor_pk")
     assert by_key(table) == expected

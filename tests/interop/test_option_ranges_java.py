@@ -25,6 +25,8 @@ JAVA_ACCEPTS = {
     ("dynamic-bucket.target-row-num", "0"),
     ("dynamic-bucket.initial-buckets", "0"),
     ("dynamic-bucket.assigner-parallelism", "0"),
+    ("write.parallelism", "0"),  # ours alone: Java has no such option
+    ("write.parallelism", "two"),
     ("postpone.default-bucket-num", "0"),
     ("num-levels", "10001"),
     ("num-sorted-run.compaction-trigger", "10000"),  # 10,001 levels

@@ -61,6 +61,8 @@ OUT_OF_RANGE = [
     ("dynamic-bucket.max-buckets", "0", True),
     ("dynamic-bucket.initial-buckets", "0", True),
     ("dynamic-bucket.assigner-parallelism", "0", True),
+    ("write.parallelism", "0", False),
+    ("write.parallelism", "two", False),
     ("cross-partition-upsert.index-ttl", "99999999999999999999 s", True),
     ("metadata.stats-mode", "truncate(2147483648)", False),
     ("scan.snapshot-id", "9223372036854775808", False),

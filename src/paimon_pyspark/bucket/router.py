@@ -127,6 +127,10 @@ class BucketRouter(ABC):
     continues_sequence: ClassVar[bool] = True
     """Writers number records after the bucket's highest sequence number (every mode but
     BUCKET_UNAWARE, whose new files start at 0)."""
+    pure: ClassVar[bool] = False
+    """``route`` keeps no state between batches, so slices of one batch may be routed at once
+    on several threads (HASH_FIXED and BUCKET_UNAWARE; the dynamic modes assign buckets in
+    arrival order, and postpone caches the partitions' bucket counts as it meets them)."""
     compacts_at_commit: ClassVar[bool] = False
     """A writer that owns the buckets it writes compacts them as it writes and at its commit
     (write/compact_manager.py), as Java's writers do in fixed, dynamic and cross-partition

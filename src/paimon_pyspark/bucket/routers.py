@@ -45,6 +45,7 @@ Batch: TypeAlias = pa.Table | pa.RecordBatch
 class HashFixedRouter(BucketRouter):
     mode = BucketMode.HASH_FIXED
     compacts_at_commit = True
+    pure = True
 
     def __init__(self, store: FileStore) -> None:
         super().__init__(store)
@@ -71,6 +72,7 @@ class HashFixedRouter(BucketRouter):
 class BucketUnawareRouter(BucketRouter):
     mode = BucketMode.BUCKET_UNAWARE
     continues_sequence = False
+    pure = True
 
     def route(self, data: pa.Table, buckets: I32 | None = None) -> RoutedBatch:
         return RoutedBatch(data, self._groups(data, None))

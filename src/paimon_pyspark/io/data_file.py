@@ -50,6 +50,8 @@ class DataFileSettings:
     piece_bytes: int
     """Rows go to the file in pieces of about this many Arrow bytes (at most ``PIECE_BYTES``,
     at most ``target_file_size``); append and postpone writers also flush at this size."""
+    partition_keys: tuple[str, ...] = ()
+    """Columns that hold one value in every file (a file lives in one partition)."""
 
     @staticmethod
     def of(store: FileStore, primary_key: bool) -> DataFileSettings:
@@ -69,6 +71,7 @@ class DataFileSettings:
             stats_mode=o.stats_mode,
             file_prefix=o.data_file_prefix,
             piece_bytes=min(PIECE_BYTES, target),
+            partition_keys=tuple(store.partition_keys),
         )
 
 
@@ -82,7 +85,11 @@ class BucketDir:
         self._made = False
 
     def open_file(
-        self, settings: DataFileSettings, schema: pa.Schema, fields: Sequence[DataField]
+        self,
+        settings: DataFileSettings,
+        schema: pa.Schema,
+        fields: Sequence[DataField],
+        delta_encoding: bool = False,
     ) -> tuple[str, FormatWriter]:
         """A new data file named as Java names it (``<prefix><uuid>-<n>.<ext>``), opened."""
         if not self._made:
@@ -98,6 +105,7 @@ class BucketDir:
             s.compression,
             s.zstd_level,
             list(fields),
+            delta_encoding,
         )
         return name, writer
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 
 from paimon_pyspark.format.stats import StatsCollector
@@ -45,6 +46,11 @@ class FileKind(ABC):
     """What one kind of data file holds beyond the table's rows, collected as its rows are
     written. One file is open at a time: ``start`` begins the next one."""
 
+    delta_encoding = False
+    """Integer columns may be written DELTA_BINARY_PACKED (format/writers.py). Only append
+    files: key-value files stay as parquet-mr writes them, because universal compaction picks
+    by file size, and Java's picks on the same data must be ours."""
+
     def __init__(self, schema: pa.Schema, fields: list[DataField]) -> None:
         self.schema = schema
         """The physical Arrow schema of the files."""
@@ -69,12 +75,32 @@ class FileKind(ABC):
 
 
 class AppendFileKind(FileKind):
-    """Files of an append table: the table's columns, no keys, sequence numbers running on."""
+    """Files of an append table: the table's columns, no keys, sequence numbers running on.
+
+    In Parquet files the partition's string and binary columns go to the writer as a
+    one-value dictionary (``one_value_columns``): the file's bytes are the same, without
+    gathering and hashing every row's copy of the one value it holds (a tenth of a 4-column
+    file's encoding).
+    """
+
+    delta_encoding = True
 
     def __init__(self, settings: DataFileSettings, next_seq: int) -> None:
-        super().__init__(settings.arrow_schema, settings.fields)
+        schema = settings.arrow_schema
+        self.one_value_columns = one_value_columns(settings)
+        for i in self.one_value_columns:
+            f = schema.field(i)
+            schema = schema.set(i, f.with_type(pa.dictionary(pa.int32(), f.type)))
+        super().__init__(schema, settings.fields)
         self.next_seq = next_seq
         self._min_seq = next_seq
+
+    def physical(self, rows: pa.Table) -> pa.Table:
+        for i in self.one_value_columns:
+            column = rows.column(i)
+            if not pa.types.is_dictionary(column.type):
+                rows = rows.set_column(i, self.schema.field(i), one_value(column, rows.num_rows))
+        return rows
 
     def start(self, first: pa.Table) -> None:
         self._min_seq = self.next_seq
@@ -86,6 +112,32 @@ class AppendFileKind(FileKind):
         return KeysAndSequences(
             EMPTY_ROW_BYTES, EMPTY_ROW_BYTES, EMPTY_STATS, self._min_seq, self.next_seq - 1, 0
         )
+
+
+def one_value_columns(settings: DataFileSettings) -> list[int]:
+    """Positions of the partition columns an append file takes as a one-value dictionary."""
+    if settings.file_format != "parquet":
+        return []
+    schema = settings.arrow_schema
+    return [
+        i
+        for i, f in enumerate(schema)
+        if f.name in settings.partition_keys and _one_value_dictionary(f.type)
+    ]
+
+
+def one_value(column: pa.ChunkedArray | pa.Array, rows: int) -> pa.DictionaryArray:
+    """``rows`` copies of ``column``'s first value (which all its rows hold), as a dictionary."""
+    value = column.slice(0, 1)
+    if isinstance(value, pa.ChunkedArray):
+        value = value.combine_chunks()
+    if value.null_count:
+        return pa.DictionaryArray.from_arrays(pa.nulls(rows, pa.int32()), value.drop_null())
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(rows, np.int32)), value)
+
+
+def _one_value_dictionary(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_string(kind) or pa.types.is_binary(kind))
 
 
 class RollingFileWriter:
@@ -111,7 +163,7 @@ class RollingFileWriter:
         self._file: FormatWriter | None = None
         self._file_name = ""
         self._rows = 0
-        self._stats = StatsCollector(settings.fields, settings.stats_mode)
+        self._stats = self._new_stats()
         self.files: list[DataFileMeta] = []
 
     def write(self, rows: pa.Table) -> None:
@@ -128,6 +180,8 @@ class RollingFileWriter:
         if self._file is None:
             return
         size = self._file.close()
+        if self._file.footer is not None:
+            self._stats.add_footer(self._file.footer)
         self._file = None
         k = self.kind.finish()
         self.files.append(
@@ -164,12 +218,16 @@ class RollingFileWriter:
         self.dir.delete(self.files)
         self.files = []
 
+    def _new_stats(self) -> StatsCollector:
+        parquet = self.s.file_format == "parquet"
+        return StatsCollector(self.s.fields, self.s.stats_mode, parquet_footer=parquet)
+
     def _write_piece(self, piece: pa.Table) -> None:
         if self._file is None:
             self._file_name, self._file = self.dir.open_file(
-                self.s, self.kind.schema, self.kind.fields
+                self.s, self.kind.schema, self.kind.fields, self.kind.delta_encoding
             )
-            self._stats = StatsCollector(self.s.fields, self.s.stats_mode)
+            self._stats = self._new_stats()
             self._rows = 0
             self.kind.start(piece)
         self._file.write(self.kind.physical(piece))

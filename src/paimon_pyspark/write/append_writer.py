@@ -12,9 +12,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
 from paimon_pyspark.io.data_file import BucketDir, DataFileSettings
 from paimon_pyspark.io.data_file_reader import iter_data_file
-from paimon_pyspark.io.rolling_file_writer import AppendFileKind, RollingFileWriter
+from paimon_pyspark.io.rolling_file_writer import AppendFileKind, RollingFileWriter, one_value
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.paths import PathFactory
@@ -24,7 +28,11 @@ REWRITE_BATCH_ROWS = 65_536
 
 
 class AppendWriter(BufferedBucketWriter):
-    """Flushes every ``piece_bytes`` (at most 64 mb) of buffered rows into the open file."""
+    """Flushes every ``piece_bytes`` (at most 64 mb) of buffered rows into the open file.
+
+    ``write_rows`` gathers only the columns that vary: the partition's string and binary
+    columns become one-value dictionaries (AppendFileKind), never copied row by row.
+    """
 
     def __init__(
         self,
@@ -34,8 +42,26 @@ class AppendWriter(BufferedBucketWriter):
         next_seq: int,
     ) -> None:
         bucket_dir = BucketDir(settings.file_io, bucket_path, path_factory)
-        files = RollingFileWriter(settings, bucket_dir, AppendFileKind(settings, next_seq))
+        kind = AppendFileKind(settings, next_seq)
+        self._one_value = kind.one_value_columns
+        self._schema = kind.schema
+        files = RollingFileWriter(settings, bucket_dir, kind)
         super().__init__(files, settings.piece_bytes)
+
+    def write_rows(self, data: pa.Table, indices: npt.NDArray[np.intp] | None) -> None:
+        if indices is None or not self._one_value or len(indices) == 0:
+            super().write_rows(data, indices)
+            return
+        gathered = [i for i in range(data.num_columns) if i not in self._one_value]
+        taken = data.select(gathered).take(pa.array(indices))
+        columns = []
+        for i in range(data.num_columns):
+            if i in self._one_value:
+                first = data.column(i).slice(int(indices[0]), 1)
+                columns.append(one_value(first, len(indices)))
+            else:
+                columns.append(taken.column(gathered.index(i)))
+        self.write(pa.Table.from_arrays(columns, schema=self._schema))
 
 
 def rewrite_append_files(

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from paimon_pyspark.io.rolling_file_writer import RollingFileWriter
@@ -30,6 +32,10 @@ class BucketWriter(Protocol):
 
     def write(self, rows: pa.Table) -> None: ...
 
+    def write_rows(self, data: pa.Table, indices: npt.NDArray[np.intp] | None) -> None:
+        """Write the rows of ``data`` at ``indices`` (all of them when None), in that order."""
+        ...
+
     def flush(self) -> None: ...
 
     def prepare_commit(self) -> list[DataFileMeta]:
@@ -39,6 +45,11 @@ class BucketWriter(Protocol):
     def abort(self) -> None:
         """Drop the buffer and remove every file written and not yet handed out."""
         ...
+
+
+def gathered(data: pa.Table, indices: npt.NDArray[np.intp] | None) -> pa.Table:
+    """The rows of ``data`` at ``indices`` (all of them when None)."""
+    return data if indices is None else data.take(pa.array(indices))
 
 
 class BufferedBucketWriter:
@@ -62,6 +73,9 @@ class BufferedBucketWriter:
         if rows.num_rows:
             self._buffer.append(rows)
             self._buffered_bytes += rows.nbytes
+
+    def write_rows(self, data: pa.Table, indices: npt.NDArray[np.intp] | None) -> None:
+        self.write(gathered(data, indices))
 
     def take_buffer(self) -> pa.Table | None:
         """The buffered rows as one table (None when empty); the buffer starts over."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from paimon_pyspark.io.data_file import BucketDir
@@ -24,6 +25,7 @@ from paimon_pyspark.mergetree.write_buffer import SortBuffer, WriteBufferPool
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_APPEND, DataFileMeta
 from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER
 from paimon_pyspark.store.paths import PathFactory
+from paimon_pyspark.write.bucket_writer import gathered
 
 NEVER = 2**63 - 1
 
@@ -76,6 +78,9 @@ class KeyValueWriter:
     @property
     def memory_occupancy(self) -> int:
         return self.buffer.memory_bytes
+
+    def write_rows(self, data: pa.Table, indices: npt.NDArray[np.intp] | None) -> None:
+        self.write(gathered(data, indices))
 
     def write(self, rows: pa.Table) -> None:
         """Buffer ``rows`` (table columns + ``_VALUE_KIND``), numbering them in arrival order."""

@@ -5,7 +5,9 @@ KeyValueFileStoreWrite: every batch is checked against the table schema, split b
 bucket in vectorized form by the table's router (one per BucketMode, chosen once:
 bucket/routers.py), and handed to the writer of that (partition, bucket): an AppendWriter for
 append tables, a KeyValueWriter (sort buffer, merged level-0 runs) for primary-key tables.
-Writers flush on a small thread pool, since Parquet and ORC encoding release the GIL.
+Writers gather, encode and flush on a pool of ``write.parallelism`` threads (default: the cores),
+since Arrow's gathers and its Parquet and ORC encoders release the GIL; the writes of one
+(partition, bucket) run in order, one at a time.
 
 Rows of a primary-key table carry a row kind: +I unless ``rowkind.field`` names a string column
 holding ``+I``/``-U``/``+U``/``-D`` (kept as an ordinary column, as Java's RowKindGenerator
@@ -40,6 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_pyspark.bucket.cross_partition import KeyIndexBootstrap
+from paimon_pyspark.bucket.router import RoutedBatch
 from paimon_pyspark.bucket.routers import new_router
 from paimon_pyspark.errors import (
     InvalidArgumentError,
@@ -77,7 +80,8 @@ if TYPE_CHECKING:
     from paimon_pyspark.write.ray_datasink import RayWriteTable
 
 Indices = npt.NDArray[np.intp]
-_WRITE_THREADS = 2
+ROUTE_SLICE_ROWS = 262_144
+"""Batches of at least twice as many rows are routed in slices on the write's threads."""
 _KIND_NAMES = pa.array(list(ROW_KIND_NAMES))
 _KIND_BYTES = pa.array(list(ROW_KIND_NAMES.values()), pa.int8())
 
@@ -144,7 +148,8 @@ class TableWrite:
             )
         self._writers: dict[tuple[bytes, int], BucketWriter] = {}
         self._pending: dict[tuple[bytes, int], Future[None]] = {}
-        self._pool = ThreadPoolExecutor(max_workers=_WRITE_THREADS)
+        self._parallelism = o.write_parallelism
+        self._pool = ThreadPoolExecutor(max_workers=self._parallelism)
         self._restored: dict[tuple[bytes, int], int] | None = None
         self._bucket_totals: dict[tuple[bytes, int], int] = {}
         self.compact_settings: CompactSettings | None = None
@@ -222,15 +227,34 @@ class TableWrite:
     def _write_aligned(self, data: pa.Table, buckets: npt.NDArray[np.int32] | None = None) -> None:
         if data.num_rows == 0:
             return
-        routed = self.router.route(data, buckets)
-        data = routed.data  # cross-partition: with the -D records of moved keys
-        for group in routed.groups:
-            partition, values, bucket, indices = group
-            hashes = routed.hashes_of(group)
-            if self.index_maintainer is not None and hashes is not None:
-                self.index_maintainer.track(partition, bucket, hashes)
-            writer = self._writer(partition, values, bucket)
-            self._submit((partition, bucket), partial(self._write_rows, writer, data, indices))
+        for routed in self._route(data, buckets):
+            rows = routed.data  # cross-partition: with the -D records of moved keys
+            for group in routed.groups:
+                partition, values, bucket, indices = group
+                hashes = routed.hashes_of(group)
+                if self.index_maintainer is not None and hashes is not None:
+                    self.index_maintainer.track(partition, bucket, hashes)
+                writer = self._writer(partition, values, bucket)
+                self._submit((partition, bucket), partial(self._write_rows, writer, rows, indices))
+
+    def _route(self, data: pa.Table, buckets: npt.NDArray[np.int32] | None) -> list[RoutedBatch]:
+        """``data`` routed, in slices of at least ``ROUTE_SLICE_ROWS`` rows routed at once on
+        the pool when the router is pure: a slice's groups are written after the previous
+        slice's, so every (partition, bucket) still gets its rows in arrival order."""
+        n = data.num_rows
+        slices = min(self._parallelism, n // ROUTE_SLICE_ROWS)
+        if slices < 2 or not self.router.pure:
+            return [self.router.route(data, buckets)]
+        step = -(-n // slices)
+        futures = [
+            self._pool.submit(
+                self.router.route,
+                data.slice(lo, step),
+                None if buckets is None else buckets[lo : lo + step],
+            )
+            for lo in range(0, n, step)
+        ]
+        return [f.result() for f in futures]
 
     def write_arrow_batch(self, batch: pa.RecordBatch) -> None:
         self.write_arrow(self._arrow("write_arrow_batch", batch))
@@ -474,7 +498,7 @@ class TableWrite:
         writers reserve their rows in ``buffer_pool`` (``write-buffer-size`` shared by all of
         them, as Java's write buffer), which spills or flushes buffers when it is full.
         """
-        writer.write(data if indices is None else data.take(pa.array(indices)))
+        writer.write_rows(data, indices)
         if writer.buffered_bytes >= writer.flush_threshold:
             writer.flush()
 

@@ -3,11 +3,13 @@ Spark's files follow) and carry no ARROW:schema footer entry."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from paimon_pyspark.format.writers import FormatWriter
 from paimon_pyspark.fs.local import LocalFileIO
@@ -80,3 +82,19 @@ def test_an_empty_file_is_still_a_parquet_file(tmp_path: Path) -> None:
     )
     assert writer.close() == (tmp_path / "f.parquet").stat().st_size
     assert pq.read_table(tmp_path / "f.parquet").num_rows == 0
+
+
+def test_an_aborted_file_is_gone_and_its_buffered_bytes_go_nowhere(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Arrow's buffered sink still holds the aborted file's last bytes; they must not reach the
+    closed stream (Arrow would log the failed write when it drops the sink)."""
+    path = tmp_path / "f.parquet"
+    table = _table()
+    writer = FormatWriter(LocalFileIO(), str(path), table.schema, "parquet", "zstd", 1, [])
+    writer.write(table)
+    writer.abort()
+    del writer
+    gc.collect()
+    assert not path.exists()
+    assert "Error ignored" not in capfd.readouterr().err
