@@ -80,25 +80,29 @@ def group_rows(
         return []
     if not keys and buckets is None:
         return [Group(serialize_with_arity([], []), [], 0, None)]
-    codes = np.zeros(n, dtype=np.int64)
-    radix = 1
+    parts: list[tuple[npt.NDArray[Any], int]] = []
     for k in keys:
         column = data.column(k)
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
         encoded = pc.dictionary_encode(column, null_encoding="encode")
-        cardinality = len(encoded.dictionary)
-        codes = codes * cardinality + encoded.indices.to_numpy(zero_copy_only=False)
-        radix *= cardinality
-    if buckets is not None:
-        width = int(buckets.max()) + 1  # num_buckets, or the highest dynamic bucket + 1
-        codes = codes * width + buckets
-        radix *= width
-    if radix <= 1 << 16:
-        codes = codes.astype(np.uint16)
-    if (codes == codes[0]).all():
-        slices: list[Indices | None] = [None]
-        firsts = [0]
+        parts.append((encoded.indices.to_numpy(zero_copy_only=False), len(encoded.dictionary)))
+    if buckets is not None:  # num_buckets, or the highest dynamic bucket + 1
+        parts.append((buckets, int(buckets.max()) + 1))
+    codes, radix = _combined_codes(parts)
+    slices: list[Indices | None]
+    if radix <= _COUNTED:
+        counts = np.bincount(codes, minlength=radix)
+        present = counts[counts > 0]
+        if len(present) == 1:
+            slices, firsts = [None], [0]
+        else:
+            order = np.argsort(codes, kind="stable")  # a radix sort of 16-bit codes
+            bounds = [0, *np.cumsum(present).tolist()]
+            slices = [order[lo:hi] for lo, hi in itertools.pairwise(bounds)]
+            firsts = [int(order[lo]) for lo in bounds[:-1]]
+    elif (codes == codes[0]).all():
+        slices, firsts = [None], [0]
     else:
         order = np.argsort(codes, kind="stable")
         starts = np.flatnonzero(np.diff(codes[order])) + 1
@@ -111,6 +115,26 @@ def group_rows(
         bucket = 0 if buckets is None else int(buckets[first])
         out.append(Group(serialize_with_arity(values, types), values, bucket, indices))
     return out
+
+
+_COUNTED = 1 << 16
+"""Codes up to this many values are counted (``bincount``) and sorted as 16-bit integers."""
+
+
+def _combined_codes(parts: Sequence[tuple[npt.NDArray[Any], int]]) -> tuple[npt.NDArray[Any], int]:
+    """One code per row from each part's codes (0 .. cardinality - 1), ordered as the parts are,
+    in the narrowest integer type that holds them; codes that would pass 2**31 are renumbered
+    densely (``np.unique`` keeps their order) before the next part is combined."""
+    codes, radix = parts[0]
+    for more, cardinality in parts[1:]:
+        if radix * cardinality >= 1 << 31:
+            kept, codes = np.unique(codes, return_inverse=True)
+            radix = len(kept)
+        codes = codes.astype(np.int64) * cardinality + more
+        radix *= cardinality
+    if radix <= _COUNTED:
+        return codes.astype(np.uint16), radix
+    return codes, radix
 
 
 class BucketRouter(ABC):
