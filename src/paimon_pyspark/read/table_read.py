@@ -16,9 +16,11 @@ filtered by the remaining conjuncts only.
 
 from __future__ import annotations
 
+import itertools
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +89,7 @@ class TableRead:
         self._rest_filter = rest.to_arrow_expression() if rest else None
         self._partition_fields = list(table.table_schema.partition_fields())
         self._verdicts: dict[bytes, bool | None] = {}
+        self._scalars: dict[bytes, dict[str, pa.Scalar]] = {}
         self._merge_settings = MergeSettings.from_table(table) if table.primary_keys else None
         self._incremental = incremental_mode(table) if table.primary_keys else None
         self._before: dict[tuple[bytes, int], tuple[DataFileMeta, ...]] | None = None
@@ -236,27 +239,45 @@ class TableRead:
                 )
         return list(splits)
 
-    def _parts(self, splits: Sequence[DataSplit], threads: int = _READ_THREADS) -> list[pa.Table]:
-        """Every split's rows, read concurrently: per file, or per merged bucket."""
+    def _tasks(self, splits: Sequence[DataSplit]) -> list[Callable[[], pa.Table]]:
+        """One task per file, or per merged bucket, of the splits the filter may match."""
         splits = [s for s in splits if self._verdict(s) is not False]
         if self._merge_settings is not None:
-            tasks: list[Callable[[], pa.Table]] = [partial(self._read_merged, s) for s in splits]
-        else:
-            tasks = [partial(self._read_one, s, f) for s in splits for f in s.files]
+            return [partial(self._read_merged, s) for s in splits]
+        return [partial(self._read_one, s, f) for s in splits for f in s.files]
+
+    def _parts(self, splits: Sequence[DataSplit], threads: int = _READ_THREADS) -> list[pa.Table]:
+        """Every split's rows, read concurrently: per file, or per merged bucket."""
+        tasks = self._tasks(splits)
         if len(tasks) <= 1 or threads == 1:
             return [t() for t in tasks]
         with ThreadPoolExecutor(max_workers=min(threads, len(tasks))) as pool:
             return list(pool.map(lambda t: t(), tasks))
 
-    def _units(self, splits: Sequence[DataSplit]) -> Iterator[pa.Table]:
-        for split in splits:
-            if self._verdict(split) is False:
-                continue
-            if self._merge_settings is not None:
-                yield self._read_merged(split)
-            else:
-                for f in split.files:
-                    yield self._read_one(split, f)
+    def _units(
+        self, splits: Sequence[DataSplit], threads: int = _READ_THREADS
+    ) -> Iterator[pa.Table]:
+        """Every split's rows in order, read ahead on ``threads`` threads: at most ``threads``
+        files (or merged buckets) are read while the caller holds the one before them."""
+        tasks = self._tasks(splits)
+        if len(tasks) <= 1 or threads == 1:
+            for t in tasks:
+                yield t()
+            return
+        pool = ThreadPoolExecutor(max_workers=min(threads, len(tasks)))
+        try:
+            ahead: deque[Future[pa.Table]] = deque()
+            waiting = iter(tasks)
+            for t in itertools.islice(waiting, threads):
+                ahead.append(pool.submit(t))
+            while ahead:
+                table = ahead.popleft().result()
+                following = next(waiting, None)
+                if following is not None:
+                    ahead.append(pool.submit(following))
+                yield table
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _batches(self, splits: Sequence[DataSplit]) -> Iterator[pa.RecordBatch]:
         remaining = self.limit
@@ -269,11 +290,52 @@ class TableRead:
                 return
 
     def _read_one(self, split: DataSplit, f: DataFileMeta) -> pa.Table:
-        table = read_data_file(self.table, split.bucket_path, f, self.read_fields)
+        """One file's rows; its partition's columns come from the split's partition values,
+        not the file (Java's PartitionInfo): decoding a dictionary-encoded string column was
+        two fifths of a 4-column file's read."""
+        constants = self._partition_scalars(split)
+        fields = self.read_fields
+        if constants:
+            fields = [x for x in fields if x.name not in constants]
         rows = split.file_rows(f)  # a with_slice split reads part of a file
+        if not fields and constants:  # only partition columns: the row count is all it takes
+            count = f.row_count if rows is None else rows[1] - rows[0]
+            columns = [pa.repeat(value, count) for value in constants.values()]
+            schema = pa.schema([self._read_field(name) for name in constants])
+            return self._filtered(split, pa.Table.from_arrays(columns, schema=schema)).select(
+                self.projection
+            )
+        table = read_data_file(self.table, split.bucket_path, f, fields)
         if rows is not None:
             table = table.slice(rows[0], rows[1] - rows[0])
+        for name, value in constants.items():
+            table = table.append_column(self._read_field(name), pa.repeat(value, table.num_rows))
         return self._filtered(split, table).select(self.projection)
+
+    def _read_field(self, name: str) -> pa.Field:
+        f = next(x for x in self.read_fields if x.name == name)
+        return pa.field(name, to_arrow_type(f.type), f.type.nullable)
+
+    def _partition_scalars(self, split: DataSplit) -> dict[str, pa.Scalar]:
+        """The partition columns this read needs, as Arrow scalars of their type, or nothing
+        when a value does not convert (those files are read as they are)."""
+        read = {f.name for f in self.read_fields}
+        fields = [f for f in self._partition_fields if f.name in read]
+        if not fields:
+            return {}
+        cached = self._scalars.get(split.partition)
+        if cached is not None:
+            return cached
+        try:
+            scalars = {
+                f.name: pa.array([v], to_arrow_type(f.type))[0]
+                for f, v in zip(self._partition_fields, split.partition_values, strict=True)
+                if f.name in read
+            }
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            scalars = {}
+        self._scalars[split.partition] = scalars
+        return scalars
 
     def _read_merged(self, split: DataSplit) -> pa.Table:
         """A primary-key split: merge its files per key, then filter and project."""
