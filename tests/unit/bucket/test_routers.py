@@ -134,6 +134,23 @@ def test_grouping_equals_the_plain_python_model(with_buckets: bool) -> None:
     assert all(g.indices is not None for g in got)
 
 
+def test_keys_whose_codes_would_pass_a_long_group_as_the_model_does() -> None:
+    """Six keys of 2,000 values each combine to 6.4e19 codes, past a long: they are renumbered
+    densely on the way, in the order the model sorts them."""
+    rng = np.random.default_rng(3)
+    n = 2_000
+    columns = [rng.permutation(n).tolist() for _ in range(6)]
+    columns[5][:50] = columns[5][50:100]  # some rows share all six values with others
+    for c in columns[:5]:
+        c[:50] = c[50:100]
+    names = [f"k{i}" for i in range(6)]
+    data = pa.table({name: pa.array(c, pa.int32()) for name, c in zip(names, columns, strict=True)})
+    types = [AtomicType(name="INT")] * 6
+    buckets = rng.integers(0, 3, n).astype(np.int32)
+    got = group_rows(data, names, types, buckets)
+    assert as_model(got, n) == model_groups(columns, types, buckets.tolist())
+
+
 def test_one_group_has_no_indices_and_no_partition_means_one_group() -> None:
     data = pa.table({"pt": ["a"] * 5})
     types = [CharType(length=MAX_LENGTH)]
