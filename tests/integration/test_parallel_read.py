@@ -98,3 +98,33 @@ def test_a_batch_reader_reads_ahead_and_keeps_the_order(
     limited = table.new_read_builder().with_limit(150)
     head = limited.new_read().to_arrow_batch_reader(splits).read_all()
     assert head.equals(serial.slice(0, 150))
+
+
+def test_a_stream_reads_a_big_file_one_row_group_at_a_time(
+    catalog: FileSystemCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream holds row groups, not whole files: a file's row groups are read one per task
+    (here every file counts as big), and the rows are those of to_arrow, in order."""
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    options = {"target-file-size": "256 kb"}
+    catalog.create_table("db.big", Schema.from_pyarrow_schema(schema, options=options))
+    table = catalog.get_table("db.big")
+    n = 60_000
+    write_commit(table, pa.table({"id": range(n), "s": [f"value-{i:08d}" for i in range(n)]}))
+    monkeypatch.setattr(table_read, "_WHOLE_FILE_ROWS", 0)
+    seen: list[int | None] = []
+    real = table_read.read_data_file
+
+    def spy(*args: object, row_group: int | None = None, **kwargs: object) -> pa.Table:
+        seen.append(row_group)
+        return real(*args, row_group=row_group, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(table_read, "read_data_file", spy)
+    rb = table.new_read_builder()
+    splits = rb.new_scan().plan().splits()
+    streamed = rb.new_read().to_arrow_batch_reader(splits).read_all()
+    assert streamed.column("id").to_pylist() == sorted(streamed.column("id").to_pylist())
+    assert streamed.equals(rb.new_read().to_arrow(splits))
+    assert streamed.num_rows == n
+    assert None in seen  # to_arrow reads whole files
+    assert max(g for g in seen if g is not None) >= 1  # some file had several row groups

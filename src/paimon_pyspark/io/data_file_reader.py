@@ -19,7 +19,7 @@ import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
 from paimon_pyspark.errors import CorruptTableError
-from paimon_pyspark.format.files import from_orc_table, read_file
+from paimon_pyspark.format.files import from_orc_table, parquet_row_groups, read_file
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import (
     SEQUENCE_NUMBER,
@@ -60,8 +60,10 @@ def read_data_file(
     f: DataFileMeta,
     fields: Sequence[DataField],
     system: bool = False,
+    row_group: int | None = None,
 ) -> pa.Table:
-    """``fields`` (current schema) of one data file, plus the KV system columns if ``system``.
+    """``fields`` (current schema) of one data file, plus the KV system columns if ``system``;
+    of a Parquet file, only ``row_group`` when one is given (see :func:`row_groups`).
 
     Columns are found by field id in the schema the file was written with; a field added
     later reads as nulls, a renamed one by its old name, a widened one is cast.
@@ -73,8 +75,17 @@ def read_data_file(
         mapping.fmt,
         mapping.physical_names,
         mapping.physical_schema,
+        row_group,
     )
     return mapping.current(data)
+
+
+def row_groups(store: FileStore, bucket_path: str, f: DataFileMeta) -> int | None:
+    """How many row groups a Parquet data file has (its footer is read); None for ORC and
+    Avro files, which are read whole."""
+    if file_format_of(store, f) != "parquet":
+        return None
+    return parquet_row_groups(store.file_io, f"{bucket_path}/{f.file_name}")
 
 
 def iter_data_file(

@@ -145,8 +145,10 @@ class NestedTableRead(TableRead):
             arrays.append(column)
         return pa.Table.from_arrays(arrays, schema=self.output_schema)
 
-    def _read_one(self, split: DataSplit, f: DataFileMeta) -> pa.Table:
-        return self._nest(super()._read_one(split, f))
+    def _read_one(
+        self, split: DataSplit, f: DataFileMeta, row_group: int | None = None
+    ) -> pa.Table:
+        return self._nest(super()._read_one(split, f, row_group))
 
     def _read_merged(self, split: DataSplit) -> pa.Table:
         return self._nest(super()._read_merged(split))

@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 
 from paimon_pyspark.errors import InvalidArgumentError, describe
-from paimon_pyspark.io.data_file_reader import read_data_file
+from paimon_pyspark.io.data_file_reader import read_data_file, row_groups
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.read.arrow_stream import SplitStream
 from paimon_pyspark.read.incremental import DELTA, DIFF, added_records, diff_rows, incremental_mode
@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
 
 _READ_THREADS = 4
+_WHOLE_FILE_ROWS = 1_000_000
+"""A stream reads files of at most this many rows whole, without looking at their row groups."""
 
 
 class Row(tuple[Any, ...]):
@@ -239,32 +241,48 @@ class TableRead:
                 )
         return list(splits)
 
-    def _tasks(self, splits: Sequence[DataSplit]) -> list[Callable[[], pa.Table]]:
-        """One task per file, or per merged bucket, of the splits the filter may match."""
-        splits = [s for s in splits if self._verdict(s) is not False]
-        if self._merge_settings is not None:
-            return [partial(self._read_merged, s) for s in splits]
-        return [partial(self._read_one, s, f) for s in splits for f in s.files]
-
     def _parts(self, splits: Sequence[DataSplit], threads: int = _READ_THREADS) -> list[pa.Table]:
         """Every split's rows, read concurrently: per file, or per merged bucket."""
-        tasks = self._tasks(splits)
+        tasks = list(self._read_tasks(splits, by_row_group=False))
         if len(tasks) <= 1 or threads == 1:
             return [t() for t in tasks]
         with ThreadPoolExecutor(max_workers=min(threads, len(tasks))) as pool:
             return list(pool.map(lambda t: t(), tasks))
 
+    def _read_tasks(
+        self, splits: Sequence[DataSplit], by_row_group: bool
+    ) -> Iterator[Callable[[], pa.Table]]:
+        """One task per file or merged bucket of the splits the filter may match; with
+        ``by_row_group`` (a stream, which then holds row groups, not whole files), one per row
+        group of a Parquet file of more than ``_WHOLE_FILE_ROWS`` rows, its footer read when the
+        stream reaches it."""
+        for split in splits:
+            if self._verdict(split) is False:
+                continue
+            if self._merge_settings is not None:
+                yield partial(self._read_merged, split)
+                continue
+            for f in split.files:
+                groups = None
+                big = by_row_group and f.row_count > _WHOLE_FILE_ROWS
+                if big and split.file_rows(f) is None:
+                    groups = row_groups(self.table, split.bucket_path, f)
+                if groups is None or groups <= 1:
+                    yield partial(self._read_one, split, f)
+                else:
+                    yield from (partial(self._read_one, split, f, g) for g in range(groups))
+
     def _units(
         self, splits: Sequence[DataSplit], threads: int = _READ_THREADS
     ) -> Iterator[pa.Table]:
         """Every split's rows in order, read ahead on ``threads`` threads: at most ``threads``
-        files (or merged buckets) are read while the caller holds the one before them."""
-        tasks = self._tasks(splits)
-        if len(tasks) <= 1 or threads == 1:
+        row groups, files or merged buckets are read while the caller holds the one before."""
+        tasks = self._read_tasks(splits, by_row_group=True)
+        if threads == 1:
             for t in tasks:
                 yield t()
             return
-        pool = ThreadPoolExecutor(max_workers=min(threads, len(tasks)))
+        pool = ThreadPoolExecutor(max_workers=threads)
         try:
             ahead: deque[Future[pa.Table]] = deque()
             waiting = iter(tasks)
@@ -289,7 +307,9 @@ class TableRead:
             if remaining is not None and remaining <= 0:
                 return
 
-    def _read_one(self, split: DataSplit, f: DataFileMeta) -> pa.Table:
+    def _read_one(
+        self, split: DataSplit, f: DataFileMeta, row_group: int | None = None
+    ) -> pa.Table:
         """One file's rows; its partition's columns come from the split's partition values,
         not the file (Java's PartitionInfo): decoding a dictionary-encoded string column was
         two fifths of a 4-column file's read."""
@@ -298,14 +318,14 @@ class TableRead:
         if constants:
             fields = [x for x in fields if x.name not in constants]
         rows = split.file_rows(f)  # a with_slice split reads part of a file
-        if not fields and constants:  # only partition columns: the row count is all it takes
+        if not fields and constants and row_group is None:  # the row count is all it takes
             count = f.row_count if rows is None else rows[1] - rows[0]
             columns = [pa.repeat(value, count) for value in constants.values()]
             schema = pa.schema([self._read_field(name) for name in constants])
             return self._filtered(split, pa.Table.from_arrays(columns, schema=schema)).select(
                 self.projection
             )
-        table = read_data_file(self.table, split.bucket_path, f, fields)
+        table = read_data_file(self.table, split.bucket_path, f, fields, row_group=row_group)
         if rows is not None:
             table = table.slice(rows[0], rows[1] - rows[0])
         for name, value in constants.items():
