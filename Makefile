@@ -142,6 +142,7 @@ bench-java: $(SPARK35_VENV)/.stamp $(PAIMON_SPARK_JAR)
 bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(LAKES_VENV)/.stamp bench-java
 	$(PY) bench/append_write_read.py
 	$(PY) bench/core_vs_lakes.py
+	$(PY) bench/scale_write_read.py
 	$(PY) bench/spark_write_read.py
 	$(PY) bench/pk_write_read.py
 	$(PY) bench/postpone_write.py

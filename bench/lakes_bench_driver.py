@@ -15,7 +15,10 @@ Usage: ``python lakes_bench_driver.py --engine deltalake|pyiceberg --data rows.a
 [--repeat 3] [--warmup 1] [--partition-key dt] [--zstd-level 1] [--tmpdir DIR]``. Prints one
 JSON object on the last stdout line: ``{"engine", "version", "pyarrow", "write_s", "read_s",
 "write_cpu_s", "read_cpu_s", "rows", "data_bytes"}`` (timed runs only, warm-up excluded). Exits
-with status 1 and a traceback on stderr when the rows read back differ in count.
+with status 1 and a traceback on stderr when the rows read back differ in count. With
+``--serve``, after the warm-ups it prints that object with ``"ready": true``, then runs once per
+``run`` line on stdin, printing the object of that run, until stdin ends: the caller takes turns
+with other engines while this one stays warm.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import gc
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -112,6 +116,11 @@ def main() -> int:
     parser.add_argument("--partition-key", default="dt")
     parser.add_argument("--zstd-level", type=int, default=1)
     parser.add_argument("--tmpdir", default=None)
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="after the warm-ups, run once per 'run' line on stdin, one JSON line each",
+    )
     args = parser.parse_args()
     rows = load_rows(args.data)
     engine: Any
@@ -127,7 +136,8 @@ def main() -> int:
     }
     for key in ("write_s", "read_s", "write_cpu_s", "read_cpu_s"):
         out[key] = []
-    for i in range(args.warmup + args.repeat):
+
+    def once(record: bool) -> None:
         root = tempfile.mkdtemp(prefix=f"{args.engine}-", dir=args.tmpdir)
         try:
             target = engine.prepare(root)
@@ -138,11 +148,26 @@ def main() -> int:
             out["data_bytes"] = parquet_bytes(root)
         finally:
             shutil.rmtree(root, ignore_errors=True)
-        if i >= args.warmup:
+        if record:
             out["write_s"].append(write_wall)
             out["read_s"].append(read_wall)
             out["write_cpu_s"].append(write_cpu)
             out["read_cpu_s"].append(read_cpu)
+
+    for _ in range(args.warmup):
+        once(False)
+    if args.serve:
+        print(json.dumps({**out, "ready": True}), flush=True)
+        for line in sys.stdin:
+            if line.strip() != "run":
+                break
+            for key in ("write_s", "read_s", "write_cpu_s", "read_cpu_s"):
+                out[key] = []
+            once(True)
+            print(json.dumps(out), flush=True)
+        return 0
+    for _ in range(args.repeat):
+        once(True)
     print(json.dumps(out))
     return 0
 
