@@ -13,6 +13,7 @@ from table_helpers import write_commit
 
 from paimon_pyspark import FileStoreTable, Schema
 from paimon_pyspark.catalog import FileSystemCatalog
+from paimon_pyspark.errors import InvalidArgumentError
 from paimon_pyspark.io import data_file_reader
 from paimon_pyspark.read import table_read
 
@@ -98,6 +99,10 @@ def test_a_batch_reader_reads_ahead_and_keeps_the_order(
     limited = table.new_read_builder().with_limit(150)
     head = limited.new_read().to_arrow_batch_reader(splits).read_all()
     assert head.equals(serial.slice(0, 150))
+    for n in (1, 2, 5):
+        assert read.to_arrow_batch_reader(splits, parallelism=n).read_all().equals(serial)
+    with pytest.raises(InvalidArgumentError, match="parallelism"):
+        read.to_arrow_batch_reader(splits, parallelism=0)
 
 
 def test_a_stream_reads_a_big_file_one_row_group_at_a_time(

@@ -117,9 +117,15 @@ class TableRead:
             result = result.slice(0, self.limit)
         return result
 
-    def to_arrow_batch_reader(self, splits: Sequence[DataSplit]) -> pa.RecordBatchReader:
+    def to_arrow_batch_reader(
+        self, splits: Sequence[DataSplit], *, parallelism: int | None = None
+    ) -> pa.RecordBatchReader:
+        """The rows of ``splits`` as a stream, in plan order; ``parallelism`` (pypaimon's
+        keyword; default 4) threads read the next files or row groups ahead."""
         checked = self._splits("to_arrow_batch_reader", splits)
-        return pa.RecordBatchReader.from_batches(self.output_schema, self._batches(checked))
+        threads = self._parallelism("to_arrow_batch_reader", parallelism)
+        batches = self._batches(checked, threads)
+        return pa.RecordBatchReader.from_batches(self.output_schema, batches)
 
     def to_pandas(
         self, splits: Sequence[DataSplit], parallelism: int | None = None
@@ -297,9 +303,11 @@ class TableRead:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def _batches(self, splits: Sequence[DataSplit]) -> Iterator[pa.RecordBatch]:
+    def _batches(
+        self, splits: Sequence[DataSplit], threads: int = _READ_THREADS
+    ) -> Iterator[pa.RecordBatch]:
         remaining = self.limit
-        for table in self._units(splits):
+        for table in self._units(splits, threads):
             if remaining is not None:
                 table = table.slice(0, remaining)
                 remaining -= table.num_rows
