@@ -47,6 +47,15 @@ _S_MUL, _S_MOD = 2654435761, 1000000007
 UPSERT_ID_EXPR = "id * 10 + id % 4 AS id"  # over spark.range(N // 10): the upserted keys
 
 
+def write_commit(table: Any, rows: Any) -> None:
+    """One batch write of ``rows`` (an Arrow table) into a paimon_pyspark table, committed."""
+    builder = table.new_batch_write_builder()
+    with builder.new_write() as write:
+        write.write_arrow(rows)
+        messages = write.prepare_commit()
+    builder.new_commit().commit(messages)
+
+
 def pk_upsert_rows(rows: int) -> int:
     """How many rows the upsert commit writes (10% of the keys)."""
     return rows // 10

@@ -56,6 +56,7 @@ from append_write_read import (
     raw_once,
     timed,
 )
+from benchlib import write_commit
 
 import paimon_pyspark
 
@@ -133,15 +134,9 @@ def ours_pk_once(data: pa.Table, tmp_root: str | None) -> Run:
         catalog.create_table("db.t", schema)
         table = catalog.get_table("db.t")
 
-        def commit(batch: pa.Table) -> None:
-            builder = table.new_batch_write_builder()
-            with builder.new_write() as writer:
-                writer.write_arrow(batch)
-                builder.new_commit().commit(writer.prepare_commit())
-
-        write_s, write_cpu, _ = timed(lambda: commit(rows))
+        write_s, write_cpu, _ = timed(lambda: write_commit(table, rows))
         update = rows.slice(0, rows.num_rows // 4)
-        commit(update.set_column(1, "v", pc.negate(update.column("v"))))
+        write_commit(table, update.set_column(1, "v", pc.negate(update.column("v"))))
         table = catalog.get_table("db.t")
 
         def read() -> pa.Table:

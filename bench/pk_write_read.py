@@ -96,13 +96,6 @@ def ours_once(data: pa.Table, upsert: pa.Table, tmp_root: str | None) -> dict[st
         catalog.create_table("db.pk", schema)
         table = catalog.get_table("db.pk")
 
-        def commit(rows: pa.Table) -> None:
-            builder = table.new_batch_write_builder()
-            with builder.new_write() as write:
-                write.write_arrow(rows)
-                messages = write.prepare_commit()
-            builder.new_commit().commit(messages)
-
         def merge_read() -> dict[str, float]:
             fresh = catalog.get_table("db.pk")
             builder = fresh.new_read_builder()
@@ -110,8 +103,8 @@ def ours_once(data: pa.Table, upsert: pa.Table, tmp_root: str | None) -> dict[st
             return benchlib.pk_totals(builder.new_read().to_arrow(splits))
 
         out: dict[str, Any] = {
-            "write": timed(lambda: commit(data)),
-            "upsert": timed(lambda: commit(upsert)),
+            "write": timed(lambda: benchlib.write_commit(table, data)),
+            "upsert": timed(lambda: benchlib.write_commit(table, upsert)),
         }
         out["merge-read"] = timed(merge_read)
         return out
