@@ -91,7 +91,7 @@ class TableRead:
         self._rest_filter = rest.to_arrow_expression() if rest else None
         self._partition_fields = list(table.table_schema.partition_fields())
         self._verdicts: dict[bytes, bool | None] = {}
-        self._scalars: dict[bytes, dict[str, pa.Scalar]] = {}
+        self._rows: dict[bytes, pa.Table | None] = {}
         self._merge_settings = MergeSettings.from_table(table) if table.primary_keys else None
         self._incremental = incremental_mode(table) if table.primary_keys else None
         self._before: dict[tuple[bytes, int], tuple[DataFileMeta, ...]] | None = None
@@ -348,22 +348,32 @@ class TableRead:
         """The partition columns this read needs, as Arrow scalars of their type, or nothing
         when a value does not convert (those files are read as they are)."""
         read = {f.name for f in self.read_fields}
-        fields = [f for f in self._partition_fields if f.name in read]
-        if not fields:
+        if not any(f.name in read for f in self._partition_fields):
             return {}
-        cached = self._scalars.get(split.partition)
-        if cached is not None:
-            return cached
+        row = self._partition_row(split)
+        if row is None:
+            return {}
+        columns = zip(row.column_names, row.columns, strict=True)
+        return {name: column[0] for name, column in columns if name in read}
+
+    def _partition_row(self, split: DataSplit) -> pa.Table | None:
+        """``split``'s partition values as a one-row Arrow table of their types (cached per
+        partition), or None when they do not convert."""
+        if split.partition in self._rows:
+            return self._rows[split.partition]
+        row: pa.Table | None
         try:
-            scalars = {
-                f.name: pa.array([v], to_arrow_type(f.type))[0]
-                for f, v in zip(self._partition_fields, split.partition_values, strict=True)
-                if f.name in read
-            }
+            row = pa.table(
+                [
+                    pa.array([v], to_arrow_type(f.type))
+                    for f, v in zip(self._partition_fields, split.partition_values, strict=True)
+                ],
+                names=[f.name for f in self._partition_fields],
+            )
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
-            scalars = {}
-        self._scalars[split.partition] = scalars
-        return scalars
+            row = None
+        self._rows[split.partition] = row
+        return row
 
     def _read_merged(self, split: DataSplit) -> pa.Table:
         """A primary-key split: merge its files per key, then filter and project."""
@@ -412,18 +422,13 @@ class TableRead:
             return True
         if split.partition in self._verdicts:
             return self._verdicts[split.partition]
-        verdict: bool | None
-        try:
-            row = pa.table(
-                [
-                    pa.array([v], to_arrow_type(f.type))
-                    for f, v in zip(self._partition_fields, split.partition_values, strict=True)
-                ],
-                names=[f.name for f in self._partition_fields],
-            )
-            verdict = row.filter(self._partition_filter).num_rows == 1
-        except (pa.ArrowException, TypeError, ValueError, OverflowError):
-            verdict = None
+        row = self._partition_row(split)
+        verdict: bool | None = None
+        if row is not None:
+            try:
+                verdict = row.filter(self._partition_filter).num_rows == 1
+            except (pa.ArrowException, TypeError, ValueError, OverflowError):
+                verdict = None
         self._verdicts[split.partition] = verdict
         return verdict
 
