@@ -106,6 +106,19 @@ CASES = [
 ]
 
 
+def _java_pk_table(java_oracle: JavaOracle, warehouse: Path, options: dict[str, str]) -> None:
+    """Java creates ``t``: JAVA_FIELDS, partitioned by dt, keyed by (id, dt)."""
+    java_oracle.create_table(
+        warehouse,
+        DB,
+        "t",
+        JAVA_FIELDS,
+        partition_keys=["dt"],
+        primary_keys=["id", "dt"],
+        options=options,
+    )
+
+
 @pytest.mark.parametrize(("partitioned", "fmt", "extra"), CASES)
 def test_java_reads_our_upserts_and_deletes(
     java_oracle: JavaOracle, tmp_path: Path, partitioned: bool, fmt: str, extra: dict[str, str]
@@ -139,15 +152,7 @@ def test_we_read_java_upserts_and_deletes(
         options["write-only"] = "true"
     else:
         options["num-sorted-run.compaction-trigger"] = "2"  # Java compacts after two commits
-    java_oracle.create_table(
-        tmp_path,
-        DB,
-        "t",
-        JAVA_FIELDS,
-        partition_keys=["dt"],
-        primary_keys=["id", "dt"],
-        options=options,
-    )
+    _java_pk_table(java_oracle, tmp_path, options)
     commits, model = workload(partitioned=True, seed=11)
     for rows in commits:
         java_oracle.write_rows(tmp_path, DB, "t", [[r[n] for n in SCHEMA.names] for r in rows])
@@ -218,15 +223,7 @@ def test_spark_reads_javas_final_files_natively_and_merges_the_rest(
     from paimon_pyspark.spark import read as spark_read
 
     options = {"bucket": "2", "rowkind.field": "op", "write-only": "true"}
-    java_oracle.create_table(
-        tmp_path,
-        DB,
-        "t",
-        JAVA_FIELDS,
-        partition_keys=["dt"],
-        primary_keys=["id", "dt"],
-        options=options,
-    )
+    _java_pk_table(java_oracle, tmp_path, options)
     commits, model = workload(partitioned=True, seed=5)
     last = [
         {
