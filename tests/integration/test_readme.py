@@ -406,6 +406,13 @@ def _to_arrow(f: _Fragments, fragment: str) -> None:
         assert sort_rows(f.eval(fragment, n=n, _receivers=f.receivers)) == f.all_rows
 
 
+def _to_arrow_batch_reader(f: _Fragments, fragment: str) -> None:
+    """The same rows for any thread count, in the same order."""
+    read = [f.eval(fragment, n=n, _receivers=f.receivers).read_all() for n in (1, 4)]
+    assert read[0].equals(read[1])
+    assert sort_rows(read[1]) == f.all_rows
+
+
 def _to_iterator(f: _Fragments, fragment: str) -> None:
     rows = list(f.eval(fragment, _receivers=f.receivers))
     names = FRAGMENT_SCHEMA.names
@@ -457,6 +464,7 @@ CALL_CHECKS: dict[str, Callable[[_Fragments, str], None]] = {
     "with_partition_filter": _partition_filter,
     "with_shard": _shard,
     "to_arrow": _to_arrow,
+    "to_arrow_batch_reader": _to_arrow_batch_reader,
     "to_iterator": _to_iterator,
     "overwrite": _overwrite,
     "with_overwrite": _with_overwrite,
