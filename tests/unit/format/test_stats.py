@@ -90,3 +90,27 @@ def test_a_footer_without_bounds_states_none(tmp_path: Path) -> None:
     collector.add_footer(pq.ParquetFile(path).metadata)
     none = serialize_with_arity([None], [fields[0].type])
     assert collector.result() == SimpleStats(none, none, (0,))
+
+
+@pytest.mark.parametrize(
+    "chunks, expected",
+    [
+        ([[1.0, None, 3.0], [None], [-2.5]], (-2.5, 3.0)),
+        ([[1.0, None, 3.0], [float("nan")]], (None, None)),
+        ([[float("nan"), 1.0], [2.0]], (None, None)),
+        ([[None, None], [float("-inf"), float("inf")]], (float("-inf"), float("inf"))),
+        ([[5.0]], (5.0, 5.0)),
+    ],
+)
+@pytest.mark.parametrize("arrow_type", [pa.float64(), pa.float32()])
+def test_float_bounds_skip_nulls_and_a_nan_voids_them(
+    chunks: list[list[float | None]],
+    expected: tuple[float | None, float | None],
+    arrow_type: pa.DataType,
+) -> None:
+    column = pa.chunked_array([pa.array(c, arrow_type) for c in chunks])
+    fields = [DataField(0, "x", from_arrow_type(arrow_type))]
+    collector = StatsCollector(fields, "full")
+    collector.update(pa.table({"x": column}))
+    assert (collector.mins[0], collector.maxs[0]) == expected
+    assert collector.unknown[0] == (expected[0] is None)
