@@ -211,3 +211,31 @@ def test_an_empty_snapshot_file_is_a_corrupt_table_naming_it(
     table = catalog.get_table("db.t")
     with pytest.raises(CorruptTableError, match=re.escape(f"{empty} is empty")):
         table.new_read_builder().new_scan().plan()
+
+
+WRITE_BIG = """
+import sys
+from paimon_pyspark.fs.local import LocalFileIO
+
+with LocalFileIO().open_output(sys.argv[1]) as out:
+    for i in range(7):
+        out.write(bytes([i]) * (512 * 1024 + 7))
+"""
+
+
+@pytest.mark.skipif(not _strace_works(), reason="needs strace")
+def test_a_data_file_is_handed_to_the_disk_while_it_is_written(tmp_path: Path) -> None:
+    """Writeback of a long file starts every megabyte (sync_file_range), and its close still
+    ends with the fsync that makes it durable."""
+    path = tmp_path / "data-0.parquet"
+    log = tmp_path / "strace.log"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    cmd = ["strace", "-f", "-y", "-qq", "-o", str(log), "-e", "trace=sync_file_range,fsync"]
+    subprocess.run([*cmd, sys.executable, "-c", WRITE_BIG, str(path)], check=True, env=env)
+    calls = [line for line in log.read_text().splitlines() if str(path) in line]
+    ranges = [c for c in calls if "sync_file_range(" in c]
+    assert len(ranges) >= 2, calls
+    assert all(c.endswith("= 0") for c in ranges), ranges
+    assert "fsync(" in calls[-1], calls
+    expected = b"".join(bytes([i]) * (512 * 1024 + 7) for i in range(7))
+    assert path.read_bytes() == expected
