@@ -5,7 +5,10 @@ order, sequence numbers and statistics; and a writer thread that fails leaves no
 from __future__ import annotations
 
 import glob
+import multiprocessing
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -150,3 +153,69 @@ def test_a_failing_writer_thread_commits_nothing_and_leaves_no_file(
     assert table.snapshot_manager.latest() is None
     left = [p for p in Path(table.path).rglob("*") if p.is_file() and "bucket-" in str(p)]
     assert left == []
+
+
+def _write_all(table: FileStoreTable, seed: int) -> None:
+    builder = table.new_batch_write_builder()
+    with builder.new_write() as write:
+        write.write_arrow(_data(seed))
+        builder.new_commit().commit(write.prepare_commit())
+
+
+def _ids(table: FileStoreTable) -> list[int]:
+    builder = table.new_read_builder()
+    rows = builder.new_read().to_arrow(builder.new_scan().plan().splits())
+    return sorted(rows.column("id").to_pylist())
+
+
+def test_writes_on_many_user_threads_share_the_write_threads(catalog: FileSystemCatalog) -> None:
+    """Four writes at once, each from its own thread, through the process's one pool."""
+    tables = [_table(catalog, f"t{i}", "fixed-append", 2) for i in range(4)]
+    before = _write_threads()
+    with ThreadPoolExecutor(4) as users:
+        list(users.map(_write_all, tables, range(4)))
+    for table in tables:
+        assert _ids(table) == list(range(ROWS))
+    assert len(_write_threads() - before) <= 2  # not 2 per write
+
+
+def _write_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("paimon-write")}
+
+
+def test_a_write_started_inside_a_write_thread_does_not_wait_behind_itself(
+    catalog: FileSystemCatalog,
+) -> None:
+    """A one-thread pool busy with a task that itself writes and commits: that inner write
+    gets its own threads, so it finishes instead of queueing behind the task waiting for it."""
+    outer = _table(catalog, "outer", "unaware", 1)
+    inner = _table(catalog, "inner", "unaware", 1)
+    pool = table_write._write_pool(1)
+    assert pool is not None
+    done = pool.submit(_write_all, inner, 3)
+    done.result(timeout=120)
+    _write_all(outer, 4)
+    assert _ids(inner) == _ids(outer) == list(range(ROWS))
+
+
+def _write_in_child(table: FileStoreTable, out: Any) -> None:
+    _write_all(table, 5)
+    out.put(len(_ids(table)))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_writes_with_threads_of_its_own(catalog: FileSystemCatalog) -> None:
+    """Spark forks its Python workers: a child of a process whose write threads exist (they
+    do not in the child) still writes, on a pool of its own."""
+    table = _table(catalog, "t", "unaware", 2)
+    _write_all(table, 6)  # the parent's pool now has threads
+    context = multiprocessing.get_context("fork")
+    out = context.Queue()
+    child = context.Process(target=_write_in_child, args=(table, out))
+    child.start()
+    child.join(timeout=120)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive and child.exitcode == 0
+    assert out.get(timeout=5) == 2 * ROWS

@@ -29,6 +29,8 @@ that share a bucket (``sequence_slot`` stride > 1).
 from __future__ import annotations
 
 import contextlib
+import os
+import threading
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
@@ -149,7 +151,9 @@ class TableWrite:
         self._writers: dict[tuple[bytes, int], BucketWriter] = {}
         self._pending: dict[tuple[bytes, int], Future[None]] = {}
         self._parallelism = o.write_parallelism
-        self._pool = ThreadPoolExecutor(max_workers=self._parallelism)
+        shared = _write_pool(self._parallelism)
+        self._own_pool = shared is None
+        self._pool = shared or ThreadPoolExecutor(max_workers=self._parallelism)
         self._restored: dict[tuple[bytes, int], int] | None = None
         self._bucket_totals: dict[tuple[bytes, int], int] = {}
         self.compact_settings: CompactSettings | None = None
@@ -348,7 +352,8 @@ class TableWrite:
     def close(self) -> None:
         if not self._closed:
             self.abort()
-            self._pool.shutdown(wait=True)
+            if self._own_pool:
+                self._pool.shutdown(wait=True)
             self._closed = True
 
     def __enter__(self) -> TableWrite:
@@ -581,6 +586,38 @@ class TableWrite:
         fut: Future[Any] = self._pool.submit(fn)
         self._pending[key] = fut
         return fut
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+_POOL_THREAD = "paimon-write"
+
+
+def _write_pool(threads: int) -> ThreadPoolExecutor | None:
+    """The process's pool of ``threads`` write threads, shared by every TableWrite and kept
+    between writes. A pool per write started new threads, whose allocator heaps started
+    empty: every write faulted in fresh pages again, and a 2M-row write took 4-7% longer.
+    None inside a write thread itself: a write started there gets its own pool, so no task
+    ever waits for one queued behind it."""
+    if threading.current_thread().name.startswith(_POOL_THREAD):
+        return None
+    with _POOLS_LOCK:
+        pool = _POOLS.get(threads)
+        if pool is None:
+            pool = ThreadPoolExecutor(threads, thread_name_prefix=_POOL_THREAD)
+            _POOLS[threads] = pool
+        return pool
+
+
+def _forget_pools() -> None:
+    """In a forked child the parent's threads do not exist (Spark forks its Python workers)."""
+    global _POOLS_LOCK
+    _POOLS.clear()
+    _POOLS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
 
 
 def _is_arrow(value: object) -> bool:
