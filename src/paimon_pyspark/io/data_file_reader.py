@@ -221,15 +221,21 @@ def _cast(column: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
     return column.cast(target, safe=not unchecked)
 
 
-def read_kv_records(store: FileStore, bucket_path: str, files: Sequence[DataFileMeta]) -> pa.Table:
-    """All table columns + ``_SEQUENCE_NUMBER`` + ``_VALUE_KIND`` of ``files``, unmerged.
+def read_kv_records(
+    store: FileStore,
+    bucket_path: str,
+    files: Sequence[DataFileMeta],
+    fields: Sequence[DataField] | None = None,
+) -> pa.Table:
+    """All table columns (or ``fields``) + ``_SEQUENCE_NUMBER`` + ``_VALUE_KIND`` of ``files``,
+    unmerged.
 
     The entry point for the merge-on-read and for postpone files.
     """
-    fields = list(store.fields)
-    parts = [read_data_file(store, bucket_path, f, fields, system=True) for f in files]
+    cols = list(store.fields) if fields is None else list(fields)
+    parts = [read_data_file(store, bucket_path, f, cols, system=True) for f in files]
     if not parts:
-        return kv_schema(store).empty_table()
+        return to_arrow_schema([*cols, *SYSTEM_FIELDS]).empty_table()
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 

@@ -7,7 +7,7 @@ per key by the table's merge engine, and retractions are dropped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -17,10 +17,12 @@ from paimon_pyspark.io.data_file_reader import (
     read_kv_records,
     read_postpone_records,
 )
-from paimon_pyspark.merge.merge_function import DEDUPLICATE, MergeSettings, merge
+from paimon_pyspark.merge.merge_function import DEDUPLICATE, FIRST_ROW, MergeSettings, merge
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER, VALUE_KIND
 from paimon_pyspark.store.file_store import FileStore
+from paimon_pyspark.types.arrow import to_arrow_field
+from paimon_pyspark.types.data_types import DataField
 
 
 def raw_convertible(files: Sequence[DataFileMeta], settings: MergeSettings) -> bool:
@@ -64,6 +66,7 @@ def merge_read(
     settings: MergeSettings,
     postpone: bool = False,
     leave_out: DataFileMeta | None = None,
+    constants: Mapping[str, pa.Scalar] | None = None,
 ) -> pa.Table:
     """The merged rows of one bucket: table columns, one row per live key, sorted by key.
 
@@ -71,21 +74,51 @@ def merge_read(
     their compaction into an empty bucket would merge them. ``leave_out``: the bucket's
     :func:`final_file`, read by someone else: the result is exactly the merged rows that do not
     come from it, in file order rather than key order (its keys still take part in the merge;
-    nothing else of it is read).
+    nothing else of it is read). ``constants``: columns every row of the bucket holds the same
+    value of (its partition's), as Arrow scalars; where the merge does not look at them
+    (:func:`_unread`) they are filled in, not decoded from every file.
     """
-    fields = list(store.fields)
+    fill = _unread(constants or {}, settings, postpone)
+    fields = [f for f in store.fields if f.name not in fill]
     if postpone:
         records = read_postpone_records(store, bucket_path, files)
     elif raw_convertible(files, settings):
         parts = [read_data_file(store, bucket_path, f, fields) for f in files]
-        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        return _filled(store, pa.concat_tables(parts) if len(parts) > 1 else parts[0], fill)
     elif leave_out is not None:
-        return _merge_leaving_out(store, bucket_path, files, settings, leave_out)
+        table = _merge_leaving_out(store, bucket_path, files, settings, leave_out, fields)
+        return _filled(store, table, fill)
     else:
-        records = read_kv_records(store, bucket_path, files)
+        records = read_kv_records(store, bucket_path, files, fields)
     keys = store.table_schema.trimmed_primary_keys()
     merged = merge(records, keys, settings, drop_delete=True, buffer=postpone)
-    return merged.select([f.name for f in fields])
+    return _filled(store, merged.select([f.name for f in fields]), fill)
+
+
+def _unread(
+    constants: Mapping[str, pa.Scalar], settings: MergeSettings, postpone: bool
+) -> Mapping[str, pa.Scalar]:
+    """The ``constants`` a merge need not read: deduplicate and first-row decide by key and
+    sequence number alone (the other engines merge every value column, and a sequence field
+    orders the records)."""
+    if postpone or settings.engine not in (DEDUPLICATE, FIRST_ROW):
+        return {}
+    return {k: v for k, v in constants.items() if k not in settings.sequence_fields}
+
+
+def _filled(store: FileStore, table: pa.Table, fill: Mapping[str, pa.Scalar]) -> pa.Table:
+    """``table`` with the ``fill`` columns added, every row holding their value, in the table's
+    column order."""
+    if not fill:
+        return table
+    columns = [
+        pa.repeat(fill[f.name], table.num_rows) if f.name in fill else table.column(f.name)
+        for f in store.fields
+    ]
+    fields = [
+        to_arrow_field(f) if f.name in fill else table.schema.field(f.name) for f in store.fields
+    ]
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
 
 
 def _merge_leaving_out(
@@ -94,12 +127,13 @@ def _merge_leaving_out(
     files: Sequence[DataFileMeta],
     settings: MergeSettings,
     leave_out: DataFileMeta,
+    fields: Sequence[DataField],
 ) -> pa.Table:
     """``merge_read`` without the rows of ``leave_out`` (a ``final_file``): the merge runs on
     keys, sequence numbers and kinds alone (all that deduplicate decides by) of every file,
     only the key columns of ``leave_out`` read; the winners from the other files are then
-    kept from their full records, in file order (not key order)."""
-    older = read_kv_records(store, bucket_path, [f for f in files if f is not leave_out])
+    kept from their records of ``fields``, in file order (not key order)."""
+    older = read_kv_records(store, bucket_path, [f for f in files if f is not leave_out], fields)
     keys = store.table_schema.trimmed_primary_keys()
     key_fields = [f for f in store.fields if f.name in keys]
     newest = read_data_file(store, bucket_path, leave_out, key_fields, system=True)
@@ -110,7 +144,7 @@ def _merge_leaving_out(
     keep = np.zeros(narrow.num_rows, dtype=bool)
     keep[picked] = True
     # a filter reads each file's columns in order where a take first joins the files' chunks
-    return older.filter(pa.array(keep[: older.num_rows])).select([f.name for f in store.fields])
+    return older.filter(pa.array(keep[: older.num_rows])).select([f.name for f in fields])
 
 
 _ROW = "__paimon_row"

@@ -350,11 +350,15 @@ class TableRead:
         read = {f.name for f in self.read_fields}
         if not any(f.name in read for f in self._partition_fields):
             return {}
+        return {k: v for k, v in self._partition_values(split).items() if k in read}
+
+    def _partition_values(self, split: DataSplit) -> dict[str, pa.Scalar]:
+        """Every partition column of ``split`` as an Arrow scalar, or nothing when a value
+        does not convert."""
         row = self._partition_row(split)
         if row is None:
             return {}
-        columns = zip(row.column_names, row.columns, strict=True)
-        return {name: column[0] for name, column in columns if name in read}
+        return {n: c[0] for n, c in zip(row.column_names, row.columns, strict=True)}
 
     def _partition_row(self, split: DataSplit) -> pa.Table | None:
         """``split``'s partition values as a one-row Arrow table of their types (cached per
@@ -391,8 +395,9 @@ class TableRead:
             final = None
             if self._leave_out_final and not postpone:
                 final = final_file(split.files, settings)
+            constants = self._partition_values(split)
             table = merge_read(
-                self.table, split.bucket_path, split.files, settings, postpone, final
+                self.table, split.bucket_path, split.files, settings, postpone, final, constants
             )
         return self._filtered(split, table).select(self.projection)
 
