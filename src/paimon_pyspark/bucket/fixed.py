@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from paimon_pyspark.errors import OptionError, SchemaError, SchemaMismatchError
 from paimon_pyspark.spec import binary_row, murmur
-from paimon_pyspark.types.arrow import to_arrow_type
+from paimon_pyspark.types.arrow import one_array, to_arrow_type
 from paimon_pyspark.types.data_types import (
     ArrayType,
     AtomicType,
@@ -130,12 +130,6 @@ class _Encoded:
     var_len: I64 | None = None
     var_words: U64 | None = None
     var_text: _Text | None = None
-
-
-def _flatten(col: Column) -> pa.Array:
-    if isinstance(col, pa.ChunkedArray):
-        return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
-    return col
 
 
 def _nulls(arr: pa.Array) -> Bools | None:
@@ -436,7 +430,7 @@ def hash_rows(columns: Sequence[Column], types: Sequence[DataType]) -> I32:
     """Java's ``BinaryRow.hashCode()`` of the rows built from ``columns`` (one per type)."""
     if len(columns) != len(types) or not columns:
         raise SchemaMismatchError(f"{len(columns)} columns for {len(types)} key types")
-    arrays = [_flatten(c) for c in columns]
+    arrays = [one_array(c) for c in columns]
     n = len(arrays[0])
     if any(len(a) != n for a in arrays):
         raise SchemaMismatchError("bucket-key columns have different lengths")

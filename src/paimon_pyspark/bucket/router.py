@@ -26,6 +26,7 @@ from paimon_pyspark.errors import OptionError
 from paimon_pyspark.spec.binary_row import serialize_with_arity
 from paimon_pyspark.store.bucket_mode import DYNAMIC_BUCKET, BucketMode
 from paimon_pyspark.store.file_store import FileStore
+from paimon_pyspark.types.arrow import one_array
 from paimon_pyspark.types.data_types import DataType
 
 I32 = npt.NDArray[np.int32]
@@ -82,10 +83,7 @@ def group_rows(
         return [Group(serialize_with_arity([], []), [], 0, None)]
     parts: list[tuple[npt.NDArray[Any], int]] = []
     for k in keys:
-        column = data.column(k)
-        if isinstance(column, pa.ChunkedArray):
-            column = column.combine_chunks()
-        encoded = pc.dictionary_encode(column, null_encoding="encode")
+        encoded = pc.dictionary_encode(one_array(data.column(k)), null_encoding="encode")
         parts.append((encoded.indices.to_numpy(zero_copy_only=False), len(encoded.dictionary)))
     if buckets is not None:  # num_buckets, or the highest dynamic bucket + 1
         parts.append((buckets, int(buckets.max()) + 1))

@@ -61,6 +61,7 @@ from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
 from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.store.paths import PathFactory
+from paimon_pyspark.types.arrow import one_array
 from paimon_pyspark.types.data_types import (
     AtomicType,
     BinaryType,
@@ -241,7 +242,7 @@ class SortKeys:
         return rows.append_column(SORT_KEY, key)
 
     def _key(self, rows: pa.Table) -> pa.Array:
-        columns = [_one_array(rows.column(c)) for c in self.order.columns]
+        columns = [one_array(rows.column(c)) for c in self.order.columns]
         types = [self.types[c] for c in self.order.columns]
         if self.order.strategy == ZORDER:
             parts = [zorder_bytes(a, t, self.var_size) for a, t in zip(columns, types, strict=True)]
@@ -277,10 +278,6 @@ class SortKeys:
         rows_at = ~is_bound
         out[order[rows_at] - b] = seen[rows_at]
         return out
-
-
-def _one_array(column: pa.ChunkedArray) -> pa.Array:
-    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
 
 
 def _binary_column(matrix: np.ndarray) -> pa.Array:

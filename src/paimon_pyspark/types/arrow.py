@@ -207,3 +207,10 @@ def highest_field_id(fields: list[DataField] | tuple[DataField, ...]) -> int:
         best = max(best, f.id)
         visit(f.type)
     return best
+
+
+def one_array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """``column`` as one Array: its only chunk as it is (``combine_chunks`` copies even one)."""
+    if isinstance(column, pa.ChunkedArray):
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return column
