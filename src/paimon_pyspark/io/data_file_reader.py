@@ -239,11 +239,6 @@ def read_kv_records(
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
-def kv_schema(store: FileStore) -> pa.Schema:
-    """The Arrow schema of KV records: table columns, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``."""
-    return to_arrow_schema([*store.fields, *SYSTEM_FIELDS])
-
-
 def iter_kv_records(
     store: FileStore,
     bucket_path: str,
