@@ -43,6 +43,19 @@ def commits(seed: int, sizes: tuple[int, ...]) -> tuple[list[list[Row]], list[Ro
     return batches, sorted_rows(model.values())
 
 
+def create_java(java_oracle: JavaOracle, warehouse: Path) -> None:
+    """Java creates ``t`` as ``create_ours`` does: JAVA_FIELDS, by dt, keyed by (id, dt)."""
+    java_oracle.create_table(
+        warehouse,
+        DB,
+        "t",
+        JAVA_FIELDS,
+        partition_keys=["dt"],
+        primary_keys=["id", "dt"],
+        options=OPTIONS,
+    )
+
+
 def create_ours(warehouse: Path) -> FileStoreTable:
     catalog = CatalogFactory.create({"warehouse": str(warehouse)})
     catalog.create_database(DB, ignore_if_exists=True)
@@ -102,15 +115,7 @@ def test_same_commits_leave_the_same_levels_as_java(
     writers push it to the level just above that run, dropping the keys found further up."""
     batches, model = commits(seed=5, sizes=(4000, 600, 60, 4))
     java_wh, our_wh = tmp_path / "java", tmp_path / "ours"
-    java_oracle.create_table(
-        java_wh,
-        DB,
-        "t",
-        JAVA_FIELDS,
-        partition_keys=["dt"],
-        primary_keys=["id", "dt"],
-        options=OPTIONS,
-    )
+    create_java(java_oracle, java_wh)
     table = create_ours(our_wh)
     for batch in batches:
         java_oracle.write_rows(java_wh, DB, "t", batch)
@@ -122,15 +127,7 @@ def test_same_commits_leave_the_same_levels_as_java(
 
 
 def test_we_read_a_first_row_table_java_wrote(java_oracle: JavaOracle, tmp_path: Path) -> None:
-    java_oracle.create_table(
-        tmp_path,
-        DB,
-        "t",
-        JAVA_FIELDS,
-        partition_keys=["dt"],
-        primary_keys=["id", "dt"],
-        options=OPTIONS,
-    )
+    create_java(java_oracle, tmp_path)
     batches, model = commits(seed=11, sizes=(200, 150, 100, 150))
     for batch in batches:
         java_oracle.write_rows(tmp_path, DB, "t", batch)
