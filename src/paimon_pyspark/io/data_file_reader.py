@@ -9,7 +9,7 @@ thin and full files read the same way. Compaction and the merge-on-read both rea
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import cast
 
 import numpy as np
@@ -28,7 +28,7 @@ from paimon_pyspark.spec.key_value import (
     VALUE_KIND_ID,
 )
 from paimon_pyspark.store.file_store import FileStore
-from paimon_pyspark.types.arrow import to_arrow_schema, to_arrow_type
+from paimon_pyspark.types.arrow import to_arrow_field_for_element, to_arrow_schema, to_arrow_type
 from paimon_pyspark.types.data_types import (
     ArrayType,
     AtomicType,
@@ -219,6 +219,31 @@ def _cast(column: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
         pa.types.is_timestamp(source) and pa.types.is_timestamp(target)
     )
     return column.cast(target, safe=not unchecked)
+
+
+def with_constants(
+    table: pa.Table,
+    fields: Sequence[DataField],
+    constants: Mapping[str, pa.Scalar],
+    rows: int | None = None,
+) -> pa.Table:
+    """``table`` (the ``fields`` not in ``constants``) with the ``constants`` added as columns
+    whose every row holds the value, in the order of ``fields``: a split's partition columns
+    are its partition values, not decoded from its files (Java's PartitionInfo). ``rows``:
+    the row count when ``table`` has no column to tell it."""
+    if not constants:
+        return table
+    n = table.num_rows if rows is None else rows
+    columns = []
+    out = []
+    for f in fields:
+        if f.name in constants:
+            columns.append(pa.repeat(constants[f.name], n))
+            out.append(to_arrow_field_for_element(f.name, f.type))
+        else:
+            columns.append(table.column(f.name))
+            out.append(table.schema.field(f.name))
+    return pa.Table.from_arrays(columns, schema=pa.schema(out))
 
 
 def read_kv_records(

@@ -16,12 +16,12 @@ from paimon_pyspark.io.data_file_reader import (
     read_data_file,
     read_kv_records,
     read_postpone_records,
+    with_constants,
 )
 from paimon_pyspark.merge.merge_function import DEDUPLICATE, FIRST_ROW, MergeSettings, merge
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER, VALUE_KIND
 from paimon_pyspark.store.file_store import FileStore
-from paimon_pyspark.types.arrow import to_arrow_field
 from paimon_pyspark.types.data_types import DataField
 
 
@@ -84,15 +84,17 @@ def merge_read(
         records = read_postpone_records(store, bucket_path, files)
     elif raw_convertible(files, settings):
         parts = [read_data_file(store, bucket_path, f, fields) for f in files]
-        return _filled(store, pa.concat_tables(parts) if len(parts) > 1 else parts[0], fill)
+        return with_constants(
+            pa.concat_tables(parts) if len(parts) > 1 else parts[0], store.fields, fill
+        )
     elif leave_out is not None:
         table = _merge_leaving_out(store, bucket_path, files, settings, leave_out, fields)
-        return _filled(store, table, fill)
+        return with_constants(table, store.fields, fill)
     else:
         records = read_kv_records(store, bucket_path, files, fields)
     keys = store.table_schema.trimmed_primary_keys()
     merged = merge(records, keys, settings, drop_delete=True, buffer=postpone)
-    return _filled(store, merged.select([f.name for f in fields]), fill)
+    return with_constants(merged.select([f.name for f in fields]), store.fields, fill)
 
 
 def _unread(
@@ -104,21 +106,6 @@ def _unread(
     if postpone or settings.engine not in (DEDUPLICATE, FIRST_ROW):
         return {}
     return {k: v for k, v in constants.items() if k not in settings.sequence_fields}
-
-
-def _filled(store: FileStore, table: pa.Table, fill: Mapping[str, pa.Scalar]) -> pa.Table:
-    """``table`` with the ``fill`` columns added, every row holding their value, in the table's
-    column order."""
-    if not fill:
-        return table
-    columns = [
-        pa.repeat(fill[f.name], table.num_rows) if f.name in fill else table.column(f.name)
-        for f in store.fields
-    ]
-    fields = [
-        to_arrow_field(f) if f.name in fill else table.schema.field(f.name) for f in store.fields
-    ]
-    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
 
 
 def _merge_leaving_out(

@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 
 from paimon_pyspark.errors import InvalidArgumentError, describe
-from paimon_pyspark.io.data_file_reader import read_data_file, row_groups
+from paimon_pyspark.io.data_file_reader import read_data_file, row_groups, with_constants
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.read.arrow_stream import SplitStream
 from paimon_pyspark.read.incremental import DELTA, DIFF, added_records, diff_rows, incremental_mode
@@ -328,21 +328,13 @@ class TableRead:
         rows = split.file_rows(f)  # a with_slice split reads part of a file
         if not fields and constants and row_group is None:  # the row count is all it takes
             count = f.row_count if rows is None else rows[1] - rows[0]
-            columns = [pa.repeat(value, count) for value in constants.values()]
-            schema = pa.schema([self._read_field(name) for name in constants])
-            return self._filtered(split, pa.Table.from_arrays(columns, schema=schema)).select(
-                self.projection
-            )
+            table = with_constants(pa.table({}), self.read_fields, constants, count)
+            return self._filtered(split, table).select(self.projection)
         table = read_data_file(self.table, split.bucket_path, f, fields, row_group=row_group)
         if rows is not None:
             table = table.slice(rows[0], rows[1] - rows[0])
-        for name, value in constants.items():
-            table = table.append_column(self._read_field(name), pa.repeat(value, table.num_rows))
+        table = with_constants(table, self.read_fields, constants)
         return self._filtered(split, table).select(self.projection)
-
-    def _read_field(self, name: str) -> pa.Field:
-        f = next(x for x in self.read_fields if x.name == name)
-        return pa.field(name, to_arrow_type(f.type), f.type.nullable)
 
     def _partition_scalars(self, split: DataSplit) -> dict[str, pa.Scalar]:
         """The partition columns this read needs, as Arrow scalars of their type, or nothing

@@ -73,7 +73,7 @@ def test_partition_columns_are_filled_only_where_the_merge_ignores_them(
     assert asked, "no bucket was merged"
     for names in asked:
         assert ("day" not in names and "region" not in names) == fills, names
-    assert got.schema == SCHEMA
+    assert got.schema.equals(SCHEMA, check_metadata=True)  # filled columns as read ones
     kept = 60 if engine == "first-row" else 30  # keys 30..59 were written twice
     expected = {k: 100 + k if k < kept else 1000 + k for k in range(90)}
     assert {r["k"]: r["v"] for r in got.to_pylist()} == expected
