@@ -26,6 +26,7 @@ from paimon_pyspark.spec.data_file_meta import (
     DataFileMeta,
     SimpleStats,
 )
+from paimon_pyspark.types.arrow import one_array
 from paimon_pyspark.types.data_types import DataField
 
 
@@ -128,9 +129,7 @@ def one_value_columns(settings: DataFileSettings) -> list[int]:
 
 def one_value(column: pa.ChunkedArray | pa.Array, rows: int) -> pa.DictionaryArray:
     """``rows`` copies of ``column``'s first value (which all its rows hold), as a dictionary."""
-    value = column.slice(0, 1)
-    if isinstance(value, pa.ChunkedArray):
-        value = value.combine_chunks()
+    value = one_array(column.slice(0, 1))
     if value.null_count:
         return pa.DictionaryArray.from_arrays(pa.nulls(rows, pa.int32()), value.drop_null())
     return pa.DictionaryArray.from_arrays(pa.array(np.zeros(rows, np.int32)), value)
