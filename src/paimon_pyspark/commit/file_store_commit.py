@@ -2,8 +2,9 @@
 
 Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotCommit.
 
-    filter    identifiers <= the commit identifier of this commit user's newest snapshot are
-              committed already and skipped (filter_committed; makes a retried commit a no-op)
+    filter    identifiers <= this commit user's newest identifier (its newest snapshot, or the
+              record in the newest snapshot) are committed already and skipped
+              (filter_committed; makes a retried commit a no-op)
     prepare   messages -> manifest entries (ADD for new files, DELETE for removed ones)
     attempt   schema id = the table's, or a newer one (the next ids probed)
               latest = LATEST snapshot (verified); after a lost race, the winner's snapshot
@@ -18,13 +19,18 @@ Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotComm
               snapshot-<latest+1> exists already -> lost before writing anything else
               base list  = latest's base + delta manifests, small ones merged
               [index changes: index manifest = previous entries combined with them]
+              [record of committed identifiers = latest's, with this user's identifier]
+              latest expired meanwhile -> lost (the id after it may be free again)
               snapshot-<latest+1> JSON published with create-if-absent (FileIO.try_write_atomic)
+    verify    the snapshot is on the table's chain (commit/chain_check.py), not a publish at
+              an expired id below the newest: else it is withdrawn and the commit retries on
+              the newest snapshot found by listing
     retry     id taken by another writer, or a store call failed -> delete what this attempt
               wrote (unless its publish request was sent), back off, again
     settle    retries exhausted after an uncertain publish: the id is ours, another's, or is
               claimed now with the same snapshot; CommitOutcomeUnknownError if the store
               cannot be asked (never a false "nothing was committed")
-    post      LATEST hint rewritten (readers verify it anyway)
+    post      LATEST hint rewritten once verified (readers verify it anyway)
 
 Data files are written before the commit starts and are never touched here, so a crash at any
 point leaves the table at its previous snapshot; at worst unreferenced manifests remain.
@@ -39,6 +45,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from paimon_pyspark.commit.chain_check import Verdict, chain_verdict
 from paimon_pyspark.commit.conflict_detection import ConflictDetection
 from paimon_pyspark.commit.overwrite import (
     Overwrite,
@@ -57,7 +64,12 @@ from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.manifest import IndexManifestEntry, ManifestEntry
-from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from paimon_pyspark.spec.snapshot import (
+    BATCH_COMMIT_IDENTIFIER,
+    COMMITTED_IDENTIFIERS_PROPERTY,
+    Snapshot,
+    with_identifier,
+)
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.index_io import DELETION_VECTORS_INDEX, IndexFileHandler
@@ -123,13 +135,18 @@ class FileStoreCommit:
         self.append_commit_check_conflict = False
         """Check APPEND commits for conflicts too (Java's ``appendCommitCheckConflict``)."""
         self._delta: _DeltaFiles | None = None
+        self._list_latest = False
+        """The next attempt takes the newest id by listing, not the LATEST hint: the last one
+        met a snapshot off the chain (commit/chain_check.py), which a hint may name too."""
 
     def filter_committed(self, identifiers: Sequence[int]) -> list[int]:
         """The identifiers this commit user has not committed yet (Java's filterCommitted).
 
         ``identifiers`` must be strictly increasing. A commit user numbers its commits in
-        increasing order, so everything up to the identifier of its newest snapshot is in the
+        increasing order, so everything up to the identifier of its newest commit is in the
         table already; a batch commit (Long.MAX_VALUE) is committed once its snapshot exists.
+        The newest commit is known from the user's newest snapshot or, once that expired, from
+        the record of committed identifiers every snapshot of ours carries (spec/snapshot.py).
         """
         for previous, current in itertools.pairwise(identifiers):
             if current <= previous:
@@ -137,10 +154,10 @@ class FileStoreCommit:
                     f"Table '{self.settings.table_name}': commit identifiers must be strictly "
                     f"increasing to be filtered, got {previous} before {current}."
                 )
-        latest = self.snapshots.latest_snapshot_of_user(self.commit_user)
-        if latest is None:
+        last = self.snapshots.last_identifier_of_user(self.commit_user)
+        if last is None:
             return list(identifiers)
-        return [i for i in identifiers if i > latest.commit_identifier]
+        return [i for i in identifiers if i > last]
 
     def commit(
         self,
@@ -388,6 +405,7 @@ class FileStoreCommit:
         it is true.
         """
         self._delta = None
+        self._list_latest = False
         try:
             self.snapshots.file_io.check_atomic_publish(self.snapshots.snapshot_dir)
         except OSError as e:
@@ -450,11 +468,13 @@ class FileStoreCommit:
                 # expiry removed it and the attempt lost the race, so it retries. A conflict (or
                 # anything else) ends the commit, after deciding an earlier uncertain publish of
                 # ours, so the error never hides a commit that is in.
-                lost = (
-                    isinstance(e, CorruptTableError)
-                    and latest is not None
-                    and self.snapshots.latest_id() != latest.id
-                )
+                # The newest id by listing: a LATEST hint can name a stale publish whose files
+                # are gone (commit/chain_check.py).
+                lost = isinstance(e, CorruptTableError) and latest is not None
+                if lost and latest is not None:
+                    listed = self.snapshots.list_ids()
+                    lost = bool(listed) and listed[-1] != latest.id
+                    self._list_latest = lost
                 if not lost:
                     if uncertain is not None:
                         settled = self._settle(uncertain, identifier, kind, last_error)
@@ -501,7 +521,7 @@ class FileStoreCommit:
         base: if it is no longer the latest, the attempt sees its successor before writing
         (``_try_commit_once``) or fails to publish, and retries.
         """
-        if taken is not None:
+        if taken is not None and not self._list_latest:
             snapshot = self.snapshots.snapshot_if_exists(taken)
             for _ in range(_MAX_PROBES):
                 if snapshot is None:
@@ -510,6 +530,8 @@ class FileStoreCommit:
                 if after is None:
                     return snapshot
                 snapshot = after
+        if self._list_latest:
+            return self.snapshots.listed_latest()
         return self.snapshots.latest()
 
     def _is_ours(self, snapshot: Snapshot, identifier: int, kind: str) -> bool:
@@ -532,9 +554,11 @@ class FileStoreCommit:
         sid = snapshot.id
         try:
             if not self.snapshots.snapshot_exists(sid) and self.snapshots.try_publish(snapshot):
-                self.snapshots.write_latest_hint(sid)
+                return sid if self._accept(snapshot) else None
+            found = self.snapshots.snapshot(sid)
+            if self._is_ours(found, identifier, kind) and self._accept(found):
                 return sid
-            return sid if self._is_ours(self.snapshots.snapshot(sid), identifier, kind) else None
+            return None
         except (OSError, CorruptTableError) as e:
             raise CommitOutcomeUnknownError(
                 f"Table '{self.settings.table_name}': the publish of snapshot {sid} failed "
@@ -545,11 +569,44 @@ class FileStoreCommit:
 
     def _find_committed(self, after: int, latest: int, identifier: int, kind: str) -> int | None:
         for sid in range(after + 1, latest + 1):
-            if not self.snapshots.snapshot_exists(sid):
-                continue
-            if self._is_ours(self.snapshots.snapshot(sid), identifier, kind):
+            found = self.snapshots.snapshot_if_exists(sid)
+            if found is not None and self._is_ours(found, identifier, kind) and self._accept(found):
                 return sid
         return None
+
+    def _accept(
+        self,
+        published: Snapshot,
+        delta: Sequence[ManifestEntry] | None = None,
+        written: Sequence[str] = (),
+    ) -> bool:
+        """Whether ``published``, a snapshot of ours, is on the table's chain; if not, it is
+        withdrawn with the manifests ``written`` for it, and the commit goes on trying.
+
+        CommitOutcomeUnknownError when it is gone before it could be checked: it expired (it
+        was in) or another process removed it as a stale publish (it was not).
+        """
+        if delta is None:
+            mio = self.manifests
+            delta = mio.read_entries(mio.read_manifest_list(published.delta_manifest_list))
+        verdict = chain_verdict(self.snapshots, self.manifests, published, delta)
+        if verdict is Verdict.ON_CHAIN:
+            self.snapshots.write_latest_hint(published.id)
+            return True
+        if verdict is Verdict.OFF_CHAIN:
+            current = self.snapshots.snapshot_if_exists(published.id)
+            if current is not None and current.uuid == published.uuid:
+                self.snapshots.delete_snapshot(published.id)
+            self.manifests.delete_quietly(written)
+            self._list_latest = True
+            return False
+        raise CommitOutcomeUnknownError(
+            f"Table '{self.settings.table_name}': snapshot {published.id} was published but "
+            "was gone before the commit could check that it is on the table's chain (it "
+            "expired at once, or was a stale publish that another process removed); the commit "
+            "may or may not be in. Retrying it with the same commit user and identifier is "
+            "safe: a committed identifier is skipped."
+        )
 
     def _try_commit_once(
         self,
@@ -615,7 +672,18 @@ class FileStoreCommit:
                 if latest is not None and latest.schema_id == schema_id
                 else None,
                 next_row_id=(latest.next_row_id or 0) if latest else 0,
+                properties={
+                    COMMITTED_IDENTIFIERS_PROPERTY: with_identifier(
+                        self.snapshots.identifier_record(latest), self.commit_user, identifier
+                    )
+                },
             )
+            if latest is not None and not self.snapshots.snapshot_exists(latest.id):
+                # expired while this attempt wrote: a newer snapshot exists, and the id after
+                # the base may be free again (chain_check.py); cheaper to see now than after
+                self.manifests.delete_quietly(written)
+                self._list_latest = True
+                return None
         except BaseException:
             self.manifests.delete_quietly(written)
             raise
@@ -625,8 +693,12 @@ class FileStoreCommit:
             # the request may have gone through: its manifests stay, it is looked for later
             raise _UncertainPublish(snapshot, e) from e
         if published:
-            self.snapshots.write_latest_hint(snapshot.id)
-            return snapshot.id
+            try:
+                accepted = self._accept(snapshot, delta, written)
+            except OSError as e:
+                # published, but not yet verified: decided like a publish whose answer was lost
+                raise _UncertainPublish(snapshot, e) from e
+            return snapshot.id if accepted else None
         self.manifests.delete_quietly(written)
         return None
 

@@ -93,3 +93,48 @@ class Snapshot:
             return Snapshot(**kwargs)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
             raise CorruptTableError(f"Snapshot file {where} is not a valid snapshot: {e}") from e
+
+
+COMMITTED_IDENTIFIERS_PROPERTY = "paimon-pyspark.committed-identifiers"
+"""A snapshot property of ours: the last numbered commit identifier of each recent commit user.
+
+Exactly once rests on knowing a commit user's last identifier; the user's own snapshots say it
+only while they are not expired, and a writer that stays down longer than the retention would
+commit its last checkpoint again. So every snapshot we write carries the map forward from its
+base snapshot, updated with its own commit: the latest snapshot knows every recent user, however
+short the retention. Java keeps ``properties`` as an opaque map and ignores this key.
+"""
+
+MAX_RECORDED_USERS = 100
+"""Commit users the record keeps, most recent first; an older one falls back to its snapshots."""
+
+
+def recorded_identifiers(snapshot: Snapshot) -> dict[str, int] | None:
+    """The record of ``snapshot`` (a map of commit user to identifier), or None without one."""
+    text = (snapshot.properties or {}).get(COMMITTED_IDENTIFIERS_PROPERTY)
+    if text is None:
+        return None
+    try:
+        obj = json.loads(text)
+        if not isinstance(obj, dict):
+            raise TypeError("not an object")
+        record = {str(user): int(identifier) for user, identifier in obj.items()}
+    except (TypeError, ValueError) as e:
+        raise CorruptTableError(
+            f"Snapshot {snapshot.id}: property {COMMITTED_IDENTIFIERS_PROPERTY} is not a map "
+            f"of commit user to identifier: {e}"
+        ) from e
+    return record
+
+
+def with_identifier(record: dict[str, int], commit_user: str, identifier: int) -> str:
+    """``record`` with ``commit_user`` moved to the front at ``identifier``, as property text.
+
+    Batch commits (Long.MAX_VALUE) are not numbered and are not recorded.
+    """
+    out = {commit_user: identifier} if identifier != BATCH_COMMIT_IDENTIFIER else {}
+    for user, last in record.items():
+        if len(out) >= MAX_RECORDED_USERS:
+            break
+        out.setdefault(user, last)
+    return json.dumps(out, separators=(",", ":"))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from paimon_pyspark.errors import CorruptTableError, TableNotExistError
 from paimon_pyspark.fs.file_io import FileIO
-from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, recorded_identifiers
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.schema_change import SchemaChange, apply_changes
 
@@ -185,6 +185,58 @@ class SnapshotManager:
             if snapshot.commit_user == commit_user:
                 return snapshot
         return None
+
+    def listed_latest(self) -> Snapshot | None:
+        """The snapshot of the highest id in the directory, without the LATEST hint.
+
+        The hint can name a snapshot file that is no longer on the table's chain: one published
+        at an expired id by a writer that died before withdrawing it (commit/file_store_commit.py
+        says how that happens). The highest id is always on the chain: expiry never deletes the
+        newest snapshot, so a stale publish can only land below it.
+        """
+        while True:
+            ids = self.list_ids()
+            if not ids:
+                return None
+            snapshot = self.snapshot_if_exists(ids[-1])
+            if snapshot is not None:
+                return snapshot  # else expired between the listing and the read: list again
+
+    def last_identifier_of_user(self, commit_user: str) -> int | None:
+        """The identifier of ``commit_user``'s newest commit, or None if the table does not know.
+
+        Walks back from the newest snapshot (never from the hint, see :meth:`listed_latest`):
+        the first snapshot of that user, or the first carrying the record of committed
+        identifiers (spec/snapshot.py), answers. The record outlives the user's own snapshots,
+        so a writer restarted after they expired still skips what it committed. The walk stops
+        at the first expired snapshot, as Java's latestSnapshotOfUser does.
+        """
+        snapshot = self.listed_latest()
+        while snapshot is not None:
+            if snapshot.commit_user == commit_user:
+                return snapshot.commit_identifier
+            record = recorded_identifiers(snapshot)
+            if record is not None:
+                return record.get(commit_user)
+            snapshot = self.snapshot_if_exists(snapshot.id - 1) if snapshot.id > 1 else None
+        return None
+
+    def identifier_record(self, base: Snapshot | None) -> dict[str, int]:
+        """What the record of a snapshot committed on ``base`` starts from: ``base``'s record, or
+        for snapshots written without one (by Java), their numbered commits on top of the
+        newest record before them, newest first. Stops at the first expired snapshot."""
+        found: dict[str, int] = {}
+        snapshot = base
+        while snapshot is not None:
+            record = recorded_identifiers(snapshot)
+            if record is not None:
+                for user, identifier in record.items():
+                    found.setdefault(user, identifier)
+                return found
+            if snapshot.commit_identifier != BATCH_COMMIT_IDENTIFIER:
+                found.setdefault(snapshot.commit_user, snapshot.commit_identifier)
+            snapshot = self.snapshot_if_exists(snapshot.id - 1) if snapshot.id > 1 else None
+        return found
 
     def _read_hint(self, name: str) -> int | None:
         path = os.path.join(self.snapshot_dir, name)

@@ -16,7 +16,8 @@ a new one, as a restarted job does.
 
 Exactly once, across restarts: commit identifiers of one commit user increase, and a commit
 skips the identifiers that user already committed (FileStoreCommit.filter_committed, read from
-the user's newest snapshot). The commit user must therefore be fixed by the caller (a job's
+the user's newest snapshot, or from the record of committed identifiers that every snapshot
+carries once that expired). The commit user must therefore be fixed by the caller (a job's
 name, kept across restarts): a generated one is new after a restart and would commit a replay
 again. A restarted write that is asked to prepare an identifier its user already committed
 deletes that checkpoint's files and returns no messages, so a source that replays from an
@@ -146,8 +147,8 @@ class StreamTableWrite:
         if self._new_user:
             return False
         if not self._looked_up:
-            newest = self.store.snapshot_manager.latest_snapshot_of_user(self.commit_user)
-            self._last_committed = None if newest is None else newest.commit_identifier
+            sm = self.store.snapshot_manager
+            self._last_committed = sm.last_identifier_of_user(self.commit_user)
             self._looked_up = True
         return self._last_committed is not None and identifier <= self._last_committed
 
