@@ -74,6 +74,23 @@ class SnapshotExpiredError(CorruptTableError):
     it and the earliest snapshot still there."""
 
 
+class ManifestMissingError(CorruptTableError):
+    """A manifest list or manifest file that a snapshot names is not in the store (``name`` is
+    the file's name). Either it went with its snapshot's expiry, which a plan of the latest
+    snapshot answers by planning again (``store/latest_plan.py``), or it is lost: corruption."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+class ConcurrentExpiryError(SnapshotExpiredError):
+    """A plan of the latest snapshot found that snapshot expired under it (its manifest files
+    deleted) on each of its bounded tries; the message names the table and the snapshot ids
+    tried. Expiry keeps ``snapshot.num-retained.min`` snapshots: fewer commits and expiries
+    racing the plan, or a higher minimum, let it finish."""
+
+
 class CommitError(PaimonError):
     """A commit could not be completed; the table keeps its previous snapshot (except for
     CommitOutcomeUnknownError, which says it cannot tell)."""

@@ -41,6 +41,7 @@ from paimon_pyspark.spec.manifest import ManifestEntry
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
 from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.latest_plan import plan_latest
 from paimon_pyspark.types.data_types import DataType
 
 if TYPE_CHECKING:
@@ -159,9 +160,19 @@ def plan_compaction(
     keep_partition: PartitionFilter | None = None,
     buckets: set[int] | None = None,
 ) -> CompactPlan:
-    """The tasks of one compaction of the latest snapshot (empty: nothing to compact)."""
+    """The tasks of one compaction of the latest snapshot (empty: nothing to compact),
+    planned again on the newest one if it expires meanwhile (store/latest_plan.py)."""
     check_compactable(table, full)
-    snapshot = table.snapshot_manager.latest()
+    return plan_latest(table, lambda s: _plan_compaction(table, s, full, keep_partition, buckets))
+
+
+def _plan_compaction(
+    table: FileStore,
+    snapshot: Snapshot | None,
+    full: bool,
+    keep_partition: PartitionFilter | None,
+    buckets: set[int] | None,
+) -> CompactPlan:
     if snapshot is None:
         return CompactPlan(None, (), 0)
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}

@@ -59,8 +59,10 @@ from paimon_pyspark.spec.data_file_meta import (
     DataFileMeta,
 )
 from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER
+from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET, BucketMode
+from paimon_pyspark.store.latest_plan import plan_latest
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.store.postpone import known_num_buckets, order_postpone_files
 from paimon_pyspark.types.data_types import DataType
@@ -131,8 +133,14 @@ class PostponePlan:
 
 
 def plan_postpone(table: FileStore, keep_partition: PartitionFilter | None) -> PostponePlan:
-    """The postpone partitions of the latest snapshot that ``keep_partition`` keeps."""
-    snapshot = table.snapshot_manager.latest()
+    """The postpone partitions of the latest snapshot that ``keep_partition`` keeps (planned
+    again on the newest snapshot if it expires meanwhile)."""
+    return plan_latest(table, lambda s: _plan_postpone(table, s, keep_partition))
+
+
+def _plan_postpone(
+    table: FileStore, snapshot: Snapshot | None, keep_partition: PartitionFilter | None
+) -> PostponePlan:
     if snapshot is None:
         return PostponePlan(None, ())
     known = known_num_buckets(table, snapshot)
@@ -289,13 +297,18 @@ def plan_rescale(
     latest snapshot (a batch scan never returns postpone files) and a dynamic overwrite of
     the rescaled table planned against that snapshot."""
     rescaled = rescaled_table(table, bucket_num)
-    snapshot_id = table.snapshot_manager.latest_id()
-    if snapshot_id is None:
-        raise CompactArgumentError(f"Table '{table.name}' has no snapshot, no need to rescale.")
-    source = table.copy({"scan.snapshot-id": str(snapshot_id)})
-    splits = tuple(
-        s
-        for s in ReadBuilder(source).new_scan().plan().splits()
-        if keep_partition is None or keep_partition(s.partition_values)
-    )
-    return RescalePlan(rescaled, Overwrite({}, snapshot_id), snapshot_id, splits)
+
+    def plan(snapshot: Snapshot | None) -> RescalePlan:
+        # pinned, so as not to take a time-travel option of ``table``; a pin that expires
+        # under the plan is planned again on the newest snapshot
+        if snapshot is None:
+            raise CompactArgumentError(f"Table '{table.name}' has no snapshot, no need to rescale.")
+        source = table.copy({"scan.snapshot-id": str(snapshot.id)})
+        splits = tuple(
+            s
+            for s in ReadBuilder(source).new_scan().plan().splits()
+            if keep_partition is None or keep_partition(s.partition_values)
+        )
+        return RescalePlan(rescaled, Overwrite({}, snapshot.id), snapshot.id, splits)
+
+    return plan_latest(table, plan)

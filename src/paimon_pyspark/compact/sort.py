@@ -59,7 +59,9 @@ from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.table_read import TableRead
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
+from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.latest_plan import plan_latest
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.types.arrow import one_array
 from paimon_pyspark.types.data_types import (
@@ -183,8 +185,14 @@ def var_length_contribution(table: FileStore) -> int:
 
 def plan_sort(table: FileStore, keep_partition: PartitionFilter | None) -> CompactPlan:
     """One task per kept partition holding every live file of it, as Java's ``packForSort``
-    makes each partition one sort group; sorting never skips a partition for being sorted."""
-    snapshot = table.snapshot_manager.latest()
+    makes each partition one sort group; sorting never skips a partition for being sorted.
+    Planned on the latest snapshot, again on the newest if it expires meanwhile."""
+    return plan_latest(table, lambda s: _plan_sort(table, s, keep_partition))
+
+
+def _plan_sort(
+    table: FileStore, snapshot: Snapshot | None, keep_partition: PartitionFilter | None
+) -> CompactPlan:
     if snapshot is None:
         return CompactPlan(None, (), 0)
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}

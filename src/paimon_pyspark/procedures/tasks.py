@@ -43,8 +43,10 @@ from paimon_pyspark.procedures.pipeline import ProcedurePlan, Progress, TaskPipe
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.split_codec import decode_split, encode_split
 from paimon_pyspark.spec.commit_message import CommitMessage
+from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
 from paimon_pyspark.store.file_store import FileStore
+from paimon_pyspark.store.latest_plan import plan_latest
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.write_builder import BatchWriteBuilder
 
@@ -255,12 +257,16 @@ def idle_partitions(
     ``idle_ms`` before ``now_ms`` (CompactProcedure's ``getHistoryPartition``: a partition's
     ``lastFileCreationTime`` against now minus ``partition_idle_time``; both are local
     wall-clock milliseconds, as a file's creation time is)."""
-    snapshot = table.snapshot_manager.latest()
-    newest: dict[tuple[Any, ...], int] = {}
-    if snapshot is not None:
-        for e, values in kept_entries(table, snapshot, keep):
-            created = e.file.creation_time or 0
-            newest[values] = max(newest.get(values, created), created)
+
+    def newest_files(snapshot: Snapshot | None) -> dict[tuple[Any, ...], int]:
+        newest: dict[tuple[Any, ...], int] = {}
+        if snapshot is not None:
+            for e, values in kept_entries(table, snapshot, keep):
+                created = e.file.creation_time or 0
+                newest[values] = max(newest.get(values, created), created)
+        return newest
+
+    newest = plan_latest(table, newest_files)
     idle = {values for values, created in newest.items() if created <= now_ms - idle_ms}
     return lambda values: tuple(values) in idle
 

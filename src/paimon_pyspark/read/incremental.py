@@ -109,8 +109,20 @@ def incremental_range(store: FileStore) -> IncrementalRange | None:
 def delta_snapshots(store: FileStore, delta: DeltaRange) -> list[Snapshot]:
     """The APPEND snapshots in (start, end]: COMPACT and OVERWRITE commits add no rows."""
     sm = store.snapshot_manager
-    snapshots = (sm.snapshot(i) for i in range(delta.start + 1, delta.end + 1))
-    return [s for s in snapshots if s.commit_kind == APPEND]
+    snapshots = []
+    for i in range(delta.start + 1, delta.end + 1):
+        snapshot = sm.snapshot_if_exists(i)
+        if snapshot is None:
+            earliest = sm.earliest_id()
+            if earliest is not None and i < earliest:
+                raise SnapshotExpiredError(
+                    f"Table '{store.name}': snapshot {i} of the incremental read ({delta.start}, "
+                    f"{delta.end}] expired while it was read; the earliest snapshot is {earliest}."
+                )
+            snapshot = sm.snapshot(i)  # raises CorruptTableError naming it
+        if snapshot.commit_kind == APPEND:
+            snapshots.append(snapshot)
+    return snapshots
 
 
 def earlier_or_equal(sm: SnapshotManager, millis: int) -> Snapshot | None:
@@ -121,7 +133,15 @@ def earlier_or_equal(sm: SnapshotManager, millis: int) -> Snapshot | None:
     low, high = 0, len(ids) - 1
     while low <= high:
         mid = (low + high) // 2
-        snapshot = sm.snapshot(ids[mid])
+        snapshot = sm.snapshot_if_exists(ids[mid])
+        if snapshot is None:
+            earliest = sm.earliest_id()
+            if earliest is not None and ids[mid] < earliest:
+                # expired since the listing, with every snapshot before it (expiry goes oldest
+                # first): the answer, if any, is among the later ones
+                low = mid + 1
+                continue
+            snapshot = sm.snapshot(ids[mid])  # not expired: CorruptTableError naming it
         if snapshot.time_millis <= millis:
             found, low = snapshot, mid + 1
         else:

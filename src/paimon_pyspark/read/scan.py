@@ -18,6 +18,10 @@ pruned by partition stats, entries by partition value, then
 
 An incremental read (``incremental-between[-timestamp]``, read/incremental.py) plans the files
 that the commits in between added instead, filtered the same way.
+
+A plan of the latest snapshot runs through store/latest_plan.py's ``plan_latest`` (planned again
+on the newest snapshot when a concurrent expiry removes its manifests), a pinned one through
+``plan_pinned`` (SnapshotExpiredError then).
 """
 
 from __future__ import annotations
@@ -35,6 +39,12 @@ from paimon_pyspark.errors import (
     describe,
 )
 from paimon_pyspark.mergetree.universal import interval_partition, key_order
+from paimon_pyspark.options import (
+    INCREMENTAL_BETWEEN,
+    INCREMENTAL_BETWEEN_TIMESTAMP,
+    SCAN_TIMESTAMP,
+    SCAN_TIMESTAMP_MILLIS,
+)
 from paimon_pyspark.read.incremental import (
     DeltaRange,
     DiffRange,
@@ -50,6 +60,7 @@ from paimon_pyspark.spec.manifest import KIND_ADD, ManifestEntry, ManifestFileMe
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
+from paimon_pyspark.store.latest_plan import plan_latest, plan_pinned
 from paimon_pyspark.store.managers import TagManager
 from paimon_pyspark.store.manifest_io import merge_entries
 from paimon_pyspark.store.path_checks import name_problem
@@ -62,6 +73,8 @@ if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
 
 T = TypeVar("T")
+
+_TAG = "'scan.tag-name'"
 
 
 class PartitionRow(bytes):
@@ -270,10 +283,21 @@ class TableScan:
         return Plan(plan.snapshot_id, tuple(splits))
 
     def _plan(self) -> Plan:
+        """The plan of the latest snapshot, planned again on the newest one if it expires
+        meanwhile; of a pinned snapshot, whose expiry meanwhile is a SnapshotExpiredError
+        (store/latest_plan.py). A tag keeps its snapshot's files: a missing one is corruption."""
         between = incremental_range(self.store)
         if between is not None:
             return self._incremental_plan(between)
-        snapshot = self._snapshot()
+        pin = self._pin()
+        if pin is None:
+            return plan_latest(self.store, self._plan_of)
+        snapshot, asked_by = pin
+        if asked_by == _TAG:
+            return self._plan_of(snapshot)
+        return plan_pinned(self.store, snapshot, self._plan_of, asked_by)
+
+    def _plan_of(self, snapshot: Snapshot | None) -> Plan:
         if snapshot is None:
             return Plan(None, ())
         entries = self._entries(snapshot)
@@ -286,6 +310,11 @@ class TableScan:
         return self._snapshot()
 
     def _snapshot(self) -> Snapshot | None:
+        pin = self._pin()
+        return self.store.snapshot_manager.latest() if pin is None else pin[0]
+
+    def _pin(self) -> tuple[Snapshot, str] | None:
+        """The snapshot a time-travel option names, with the option; None for the latest."""
         sm = self.store.snapshot_manager
         options = self.store.options
         options.check_time_travel()
@@ -297,14 +326,20 @@ class TableScan:
                     f"Table '{self.store.name}': tag '{tag}' asked for by 'scan.tag-name' does "
                     "not exist."
                 )
-            return tagged  # a tag keeps its snapshot's files even after expiry
+            return tagged, _TAG  # a tag keeps its snapshot's files even after expiry
         at = options.scan_timestamp_millis
         if at is not None:
-            return self._at_or_before(at)
+            key = (
+                SCAN_TIMESTAMP_MILLIS
+                if options.get(SCAN_TIMESTAMP_MILLIS) is not None
+                else SCAN_TIMESTAMP
+            )
+            return self._at_or_before(at), f"'{key}' [{at}]"
         wanted = options.scan_snapshot_id
         if wanted is None:
-            return sm.latest()
-        if not sm.snapshot_exists(wanted):
+            return None
+        found = sm.snapshot_if_exists(wanted)
+        if found is None:
             earliest = sm.earliest_id()
             if earliest is not None and wanted < earliest:
                 raise SnapshotExpiredError(
@@ -316,7 +351,7 @@ class TableScan:
                 f"Table '{self.store.name}': snapshot {wanted} asked for by 'scan.snapshot-id' "
                 f"does not exist (existing: {sm.list_ids()})."
             )
-        return sm.snapshot(wanted)
+        return found, "'scan.snapshot-id'"
 
     def _at_or_before(self, millis: int) -> Snapshot:
         """The latest snapshot committed at or before ``millis`` (Java's
@@ -370,15 +405,20 @@ class TableScan:
         """Splits of an incremental read: the APPEND deltas in between (a primary-key bucket is
         one split, read unmerged), or the end's files the start had not (a primary-key split
         also carries the start's files the end has not, ``before_files``, to compare with)."""
+        asked_by = self._incremental_option()
         if isinstance(between, DeltaRange):
-            entries = [e for s in delta_snapshots(self.store, between) for e in self._delta(s)]
+            entries = [
+                e
+                for s in delta_snapshots(self.store, between)
+                for e in plan_pinned(self.store, s, self._delta, asked_by)
+            ]
             if self.primary_key:
                 return Plan(between.end, tuple(self._bucket_splits(between.end, entries, None)))
             return Plan(between.end, tuple(self._pack(between.end, entries)))
         if isinstance(between, DiffRange):
             end_id = between.end.id
-            before = self._entries(between.start)
-            after = self._entries(between.end)
+            before = plan_pinned(self.store, between.start, self._entries, asked_by)
+            after = plan_pinned(self.store, between.end, self._entries, asked_by)
             common = {_entry_id(e) for e in before} & {_entry_id(e) for e in after}
             added = [e for e in after if _entry_id(e) not in common]
             if not self.primary_key:
@@ -389,6 +429,14 @@ class TableScan:
                     removed.setdefault((e.partition, e.bucket), []).append(e.file)
             return Plan(end_id, tuple(self._bucket_splits(end_id, added, removed)))
         return Plan(None, ())
+
+    def _incremental_option(self) -> str:
+        """The option (and value) of an incremental read, for its errors."""
+        for key in (INCREMENTAL_BETWEEN, INCREMENTAL_BETWEEN_TIMESTAMP):
+            value = self.store.options.get(key)
+            if value is not None:
+                return f"'{key}' = '{value}'"
+        return "an incremental read"
 
     def _delta(self, snapshot: Snapshot) -> list[ManifestEntry]:
         """The files an APPEND snapshot added, filtered as a scan filters them; a delta that

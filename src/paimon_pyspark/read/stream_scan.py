@@ -130,10 +130,12 @@ class StreamTableScan:
         options = self.store.options
         mode = self.mode
         if mode == "latest-full":
-            latest = sm.latest()
-            if latest is None:
+            # unpinned, so a snapshot expired under the plan is planned again on the newest
+            plan = TableScan(self.store, self.predicate, None).plan()
+            if plan.snapshot_id is None:
                 return None
-            return self._full_plan(latest.id)
+            self._next = plan.snapshot_id + 1
+            return plan
         if mode == "latest":
             if not self._started:
                 self._started = True

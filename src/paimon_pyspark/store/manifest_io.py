@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from paimon_pyspark.errors import CommitConflictError, CorruptTableError
+from paimon_pyspark.errors import CommitConflictError, CorruptTableError, ManifestMissingError
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity, serialize_with_arity
@@ -57,17 +57,28 @@ class ManifestIO:
 
     # --- reading -----------------------------------------------------------------------------
 
-    def read_manifest_list(self, name: str) -> list[ManifestFileMeta]:
+    def _read(self, name: str) -> tuple[str, bytes]:
+        """The path and bytes of manifest (list) ``name``; ManifestMissingError when it is not
+        there (expired with its snapshot, or lost: ``store/latest_plan.py`` tells which)."""
         path = self.path(name)
-        return mf.decode_manifest_list(self.file_io.read_bytes(path), path)
+        try:
+            return path, self.file_io.read_bytes(path)
+        except CorruptTableError as e:
+            if isinstance(e.__cause__, FileNotFoundError):
+                raise ManifestMissingError(str(e), name) from e
+            raise
+
+    def read_manifest_list(self, name: str) -> list[ManifestFileMeta]:
+        path, data = self._read(name)
+        return mf.decode_manifest_list(data, path)
 
     def read_manifest(self, name: str) -> list[ManifestEntry]:
         with self._lock:
             cached = self._cache.get(name)
         if cached is not None:
             return cached
-        path = self.path(name)
-        entries = mf.decode_manifest_entries(self.file_io.read_bytes(path), path)
+        path, data = self._read(name)
+        entries = mf.decode_manifest_entries(data, path)
         with self._lock:
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
