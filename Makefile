@@ -29,7 +29,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # one venv per other pyspark line the package is tested on (tests/versions)
 include mk/pyspark_matrix.mk
 
-.PHONY: demo test lint typecheck pytest pytest-spark pytest-core bench bench-java clean
+.PHONY: demo test lint typecheck pytest pytest-spark pytest-core bench bench-java soak clean
 
 # pyproject.toml declares ranges; constraints.txt pins every package of this venv (CI stays
 # deterministic). --no-compile, in every venv here: pip would byte-compile every module of every
@@ -152,6 +152,16 @@ bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(LAKES_VENV)/.stamp bench-java
 	$(PY) bench/sort_compact.py
 	$(PY) bench/pk_write_compaction.py
 	$(PY) bench/spark_read_queries.py
+
+# Issue 36's soak runs (tests/soak/soak_run.py; tests/soak/test_soak.py is the short one in make
+# test): three writers, a compactor and a SIGKILL every 3-8 s, snapshots expiring after 1 s.
+# Every step runs; any run that lost or duplicated a checkpoint fails the target at the end.
+soak: $(VENV)/.stamp
+	rc=0; \
+	$(PY) tests/soak/soak_run.py soak --seconds 120 --runs 10 --retain-min 5 || rc=1; \
+	$(PY) tests/soak/soak_run.py soak --seconds 120 --runs 10 --retain-min 1 || rc=1; \
+	$(PY) tests/soak/soak_run.py soak --s3 --runs 3 --seconds 120 --retain-min 5 || rc=1; \
+	exit $$rc
 
 clean: clean-pyspark-matrix
 	rm -rf $(VENV) $(PYPAIMON_VENV) $(SPARK35_VENV) $(LAKES_VENV) $(WHEEL_VENV) .cache build src/*.egg-info
