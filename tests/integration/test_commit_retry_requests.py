@@ -3,7 +3,8 @@
 A loser must not pay for the LATEST hint the winner has not rewritten yet (a stale hint makes
 the reader list the snapshot directory) nor write manifests for an id already taken: the retry
 reads the winner's snapshot directly, and an attempt that sees its id taken before writing
-writes nothing for it. Racing S3 writers spend most of their requests on lost attempts.
+writes nothing for it. Racing S3 writers spend most of their requests on lost attempts. The one
+listing of a commit is the check, once its snapshot is published, that it is on the chain.
 """
 
 from __future__ import annotations
@@ -123,9 +124,12 @@ def test_a_lost_attempt_writes_nothing_and_the_retry_reads_the_winner_directly(
     assert sorted(read_all(catalog.get_table("db.t"))["id"].to_pylist()) == [1, 2, 3]
     paths = recording.paths
     # one read of the hint (the first attempt's), none after the lost race, and no listing
+    # but the one that checks the published snapshot is on the chain (commit/chain_check.py)
     assert [p for p in paths if p[1] == "LATEST" and p[0] == "read"] == [("read", "LATEST")]
-    assert not [p for p in paths if p[0] == "list"]
+    assert [p for p in paths if p[0] == "list"] == [("list", "snapshot")]
+    assert paths.index(("list", "snapshot")) > paths.index(("is_file", "snapshot-2"))
     retry = paths.index(("read", "snapshot-2"))
+    assert retry < paths.index(("list", "snapshot"))
     assert ("is_file", "snapshot-2") in paths[:retry]  # the first attempt saw its id taken
     # before the retry only the delta manifest and its list were written (the retry reuses
     # them), no base list: nothing had to be deleted, and every manifest file in the table
