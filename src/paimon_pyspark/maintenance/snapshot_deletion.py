@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from paimon_pyspark.errors import CorruptTableError
+from paimon_pyspark.errors import CorruptTableError, ManifestMissingError
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
@@ -74,6 +74,10 @@ class SnapshotDeletion:
         """The manifests of a list, or None when it cannot be read (already expired)."""
         try:
             return self.store.manifest_io.read_manifest_list(name)
+        except ManifestMissingError:
+            # another expiry of an overlapping range deleted it after its own step 1
+            LOG.info("Manifest list %s is gone already (a concurrent expiry)", name)
+            return None
         except (CorruptTableError, OSError) as e:
             LOG.warning("Failed to read manifest list %s: %s", name, e)
             return None
