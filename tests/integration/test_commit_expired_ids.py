@@ -56,6 +56,10 @@ class HookedFileIO(FaultyFileIO):
         return self.inner.try_write_atomic(path, data)
 
 
+A_AND_B = [0, 1, 2, 10, 11, 12, 100, 101, 102, 200, 201, 202]
+"""B's first commit, A's, then B's two while A's commit ran."""
+
+
 def _rows(first: int, n: int = 3) -> pa.Table:
     return pa.table({"id": list(range(first, first + n))}, schema=SCHEMA)
 
@@ -112,20 +116,7 @@ def test_a_publish_at_an_id_that_expired_meanwhile_is_withdrawn_and_committed_ag
     # A's first publish landed at the free id 2, below B's snapshot 3: withdrawn, then 4
     assert ids == [4]
     assert table.snapshot_manager.list_ids() == [4]
-    assert sorted(read_all(table)["id"].to_pylist()) == [
-        0,
-        1,
-        2,
-        10,
-        11,
-        12,
-        100,
-        101,
-        102,
-        200,
-        201,
-        202,
-    ]
+    assert sorted(read_all(table)["id"].to_pylist()) == A_AND_B
     assert table.new_stream_write_builder("writer-a").new_commit().filter_committed([1, 2]) == [2]
 
 
@@ -144,20 +135,7 @@ def test_a_base_that_expired_before_the_publish_is_not_built_on(tmp_path: Any) -
     assert io.fired
     assert ids == [4]
     assert not os.path.exists(_snapshot_path(table, 2))
-    assert sorted(read_all(table)["id"].to_pylist()) == [
-        0,
-        1,
-        2,
-        10,
-        11,
-        12,
-        100,
-        101,
-        102,
-        200,
-        201,
-        202,
-    ]
+    assert sorted(read_all(table)["id"].to_pylist()) == A_AND_B
 
 
 def test_a_stale_publish_left_by_a_dead_writer_is_not_taken_for_its_commit(
@@ -194,7 +172,7 @@ def test_a_stale_publish_left_by_a_dead_writer_is_not_taken_for_its_commit(
     # the restarted writer replays checkpoint 1: not committed, so it commits it
     ids = _commit_a(table, _rows(10))
     assert ids == [5]
-    rows = [0, 1, 2, 10, 11, 12, 100, 101, 102, 200, 201, 202, 300, 301, 302]
+    rows = [*A_AND_B, 300, 301, 302]
     assert sorted(read_all(table)["id"].to_pylist()) == rows
     assert write_commit(table, _rows(400)) == [6]
     assert sorted(read_all(table)["id"].to_pylist()) == [*rows, 400, 401, 402]
