@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import random
 import shutil
@@ -220,6 +221,10 @@ class SoakResult:
     strays: list[str] = field(default_factory=list)
     """Snapshot files off the chain ending at the latest (id:user:identifier): ghosts."""
     diagnoses: list[str] = field(default_factory=list)
+    withdrawn: int = 0
+    """Commits that found their snapshot published at an expired id and committed again."""
+    base_expired: int = 0
+    """Commit attempts that saw their base snapshot expire before publishing."""
     read_error: str | None = None
     work_dir: str = ""
 
@@ -248,7 +253,7 @@ class SoakResult:
             f"{self.expired} (latest {self.latest_snapshot}, earliest {self.earliest_snapshot}, "
             f"{self.snapshot_files} files), errors writers {self.writer_errors} compactor "
             f"{self.compactor_errors}, shared ids {len(self.shared_ids)}, stray snapshots "
-            f"{self.strays}, "
+            f"{self.strays}, withdrawn {self.withdrawn}, base expired {self.base_expired}, "
             f"lost {self.lost}, duplicated {self.duplicated}"
         )
         if self.unexpected:
@@ -375,6 +380,8 @@ def _verify(
         shared_ids=_shared_ids(logs),
         strays=_strays(sm, ids),
         work_dir=str(state),
+        withdrawn=_log_lines(state, WITHDRAWN),
+        base_expired=_log_lines(state, BASE_EXPIRED),
     )
     try:
         rb = table.new_read_builder()
@@ -401,6 +408,18 @@ def _verify(
         _diagnose("duplicated", w, n, logs, sm) for w, n, _ in result.duplicated
     ]
     return result
+
+
+WITHDRAWN = "withdrawn, committing again on the newest"
+BASE_EXPIRED = "expired while the commit ran"
+"""What the commit logs (commit/file_store_commit.py) when it meets each case of issue 36."""
+
+
+def _log_lines(state: Path, text: str) -> int:
+    """Lines of the children's stderr (their logging) that contain ``text``."""
+    return sum(
+        line.count(text) for err in state.glob("*.err") for line in err.read_text().splitlines()
+    )
 
 
 def _writer_roles() -> list[str]:
@@ -549,7 +568,9 @@ def _soak(args: argparse.Namespace) -> int:
         f"{sum(r.expired for r in results)}, lost {sum(len(r.lost) for r in results)}, "
         f"duplicated {sum(len(r.duplicated) for r in results)}, unexpected "
         f"{sum(len(r.unexpected) for r in results)}, shared snapshot ids "
-        f"{sum(len(r.shared_ids) for r in results)}",
+        f"{sum(len(r.shared_ids) for r in results)}, withdrawn "
+        f"{sum(r.withdrawn for r in results)}, base expired "
+        f"{sum(r.base_expired for r in results)}",
         flush=True,
     )
     return 1 if failed else 0
@@ -582,6 +603,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "soak":
         return _soak(args)
     options = json.loads(args.catalog)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
+    logging.getLogger("paimon_pyspark.commit.file_store_commit").setLevel(logging.INFO)
     if args.command == "writer":
         writer_main(options, Path(args.state), args.writer)
     else:

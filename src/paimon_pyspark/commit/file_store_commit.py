@@ -39,6 +39,7 @@ point leaves the table at its previous snapshot; at worst unreferenced manifests
 from __future__ import annotations
 
 import itertools
+import logging
 import random
 import time
 import uuid
@@ -82,6 +83,8 @@ APPEND = "APPEND"
 COMPACT = "COMPACT"
 OVERWRITE = "OVERWRITE"
 _DATA_CHANGING_KINDS = (APPEND, OVERWRITE)
+
+LOG = logging.getLogger(__name__)
 
 _MAX_PROBES = 4
 """Ids read forward from a lost race; more commits since then and the LATEST hint is cheaper."""
@@ -594,6 +597,13 @@ class FileStoreCommit:
             self.snapshots.write_latest_hint(published.id)
             return True
         if verdict is Verdict.OFF_CHAIN:
+            LOG.warning(
+                "Table '%s': snapshot %d of commit user %s was published at an id that had "
+                "expired, below the newest snapshot; withdrawn, committing again on the newest.",
+                self.settings.table_name,
+                published.id,
+                self.commit_user,
+            )
             current = self.snapshots.snapshot_if_exists(published.id)
             if current is not None and current.uuid == published.uuid:
                 self.snapshots.delete_snapshot(published.id)
@@ -681,6 +691,11 @@ class FileStoreCommit:
             if latest is not None and not self.snapshots.snapshot_exists(latest.id):
                 # expired while this attempt wrote: a newer snapshot exists, and the id after
                 # the base may be free again (chain_check.py); cheaper to see now than after
+                LOG.info(
+                    "Table '%s': base snapshot %d expired while the commit ran; trying again.",
+                    s.table_name,
+                    latest.id,
+                )
                 self.manifests.delete_quietly(written)
                 self._list_latest = True
                 return None
