@@ -39,6 +39,7 @@ from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import INSERT, UPDATE_AFTER, VALUE_KIND
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.store.file_store import FileStore
+from paimon_pyspark.store.latest_plan import pinned_snapshot
 from paimon_pyspark.store.managers import SnapshotManager, TagManager
 
 DELTA = "delta"
@@ -108,18 +109,9 @@ def incremental_range(store: FileStore) -> IncrementalRange | None:
 
 def delta_snapshots(store: FileStore, delta: DeltaRange) -> list[Snapshot]:
     """The APPEND snapshots in (start, end]: COMPACT and OVERWRITE commits add no rows."""
-    sm = store.snapshot_manager
     snapshots = []
     for i in range(delta.start + 1, delta.end + 1):
-        snapshot = sm.snapshot_if_exists(i)
-        if snapshot is None:
-            earliest = sm.earliest_id()
-            if earliest is not None and i < earliest:
-                raise SnapshotExpiredError(
-                    f"Table '{store.name}': snapshot {i} of the incremental read ({delta.start}, "
-                    f"{delta.end}] expired while it was read; the earliest snapshot is {earliest}."
-                )
-            snapshot = sm.snapshot(i)  # raises CorruptTableError naming it
+        snapshot = pinned_snapshot(store, i, f"the incremental read ({delta.start}, {delta.end}]")
         if snapshot.commit_kind == APPEND:
             snapshots.append(snapshot)
     return snapshots

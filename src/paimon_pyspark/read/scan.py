@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from paimon_pyspark.errors import (
     CorruptTableError,
     InvalidArgumentError,
-    SnapshotExpiredError,
     UnsupportedOperationError,
     describe,
 )
@@ -60,7 +59,7 @@ from paimon_pyspark.spec.manifest import KIND_ADD, ManifestEntry, ManifestFileMe
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
-from paimon_pyspark.store.latest_plan import plan_latest, plan_pinned
+from paimon_pyspark.store.latest_plan import pinned_snapshot, plan_latest, plan_pinned
 from paimon_pyspark.store.managers import TagManager
 from paimon_pyspark.store.manifest_io import merge_entries
 from paimon_pyspark.store.path_checks import name_problem
@@ -315,7 +314,6 @@ class TableScan:
 
     def _pin(self) -> tuple[Snapshot, str] | None:
         """The snapshot a time-travel option names, with the option; None for the latest."""
-        sm = self.store.snapshot_manager
         options = self.store.options
         options.check_time_travel()
         tag = options.scan_tag_name
@@ -338,20 +336,7 @@ class TableScan:
         wanted = options.scan_snapshot_id
         if wanted is None:
             return None
-        found = sm.snapshot_if_exists(wanted)
-        if found is None:
-            earliest = sm.earliest_id()
-            if earliest is not None and wanted < earliest:
-                raise SnapshotExpiredError(
-                    f"Table '{self.store.name}': snapshot {wanted} asked for by "
-                    f"'scan.snapshot-id' has expired; the earliest snapshot is {earliest} "
-                    f"(latest {sm.latest_id()})."
-                )
-            raise CorruptTableError(
-                f"Table '{self.store.name}': snapshot {wanted} asked for by 'scan.snapshot-id' "
-                f"does not exist (existing: {sm.list_ids()})."
-            )
-        return found, "'scan.snapshot-id'"
+        return pinned_snapshot(self.store, wanted, "'scan.snapshot-id'"), "'scan.snapshot-id'"
 
     def _at_or_before(self, millis: int) -> Snapshot:
         """The latest snapshot committed at or before ``millis`` (Java's

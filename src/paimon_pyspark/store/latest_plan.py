@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from paimon_pyspark.errors import (
     ConcurrentExpiryError,
+    CorruptTableError,
     ManifestMissingError,
     SnapshotExpiredError,
 )
@@ -89,6 +90,25 @@ def plan_pinned(
             f"while it was read (its manifest file '{e.name}' is gone); the earliest snapshot "
             f"is {sm.earliest_id()} (latest {sm.latest_id()})."
         ) from e
+
+
+def pinned_snapshot(store: FileStore, snapshot_id: int, asked_by: str) -> Snapshot:
+    """Snapshot ``snapshot_id``, which ``asked_by`` (in the error) pinned: SnapshotExpiredError
+    if it is below the earliest snapshot, CorruptTableError if it is missing otherwise."""
+    sm = store.snapshot_manager
+    found = sm.snapshot_if_exists(snapshot_id)
+    if found is not None:
+        return found
+    earliest = sm.earliest_id()
+    if earliest is not None and snapshot_id < earliest:
+        raise SnapshotExpiredError(
+            f"Table '{store.name}': snapshot {snapshot_id} asked for by {asked_by} has expired; "
+            f"the earliest snapshot is {earliest} (latest {sm.latest_id()})."
+        )
+    raise CorruptTableError(
+        f"Table '{store.name}': snapshot {snapshot_id} asked for by {asked_by} does not exist "
+        f"(existing: {sm.list_ids()})."
+    )
 
 
 def expired_under(store: FileStore, snapshot: Snapshot) -> bool:
