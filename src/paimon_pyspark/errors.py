@@ -69,6 +69,16 @@ class CorruptTableError(PaimonError):
     """Table metadata (snapshot, manifest, schema) is missing or unreadable."""
 
 
+class FileMissingError(CorruptTableError):
+    """A file the table's metadata names is not in the store (``path``: where it was looked
+    for). Raised by every FileIO's ``read_bytes``, so the layers above can tell a missing file
+    from an unreadable one without looking at the cause."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class SnapshotExpiredError(CorruptTableError):
     """A snapshot asked for (time travel) was removed by snapshot expiration; the message names
     it and the earliest snapshot still there."""

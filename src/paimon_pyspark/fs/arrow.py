@@ -14,7 +14,7 @@ from typing import BinaryIO, cast
 
 import pyarrow.fs as pafs
 
-from paimon_pyspark.errors import CorruptTableError, UnsafeStoreError
+from paimon_pyspark.errors import FileMissingError, UnsafeStoreError
 from paimon_pyspark.fs.file_io import FileIO, temp_beside
 from paimon_pyspark.fs.options import SINGLE_WRITER, FsOptions
 
@@ -88,7 +88,7 @@ class ArrowFileIO(FileIO):
             with self.fs.open_input_stream(path) as f:
                 return cast(bytes, f.read())
         except FileNotFoundError as e:
-            raise CorruptTableError(f"File '{self.describe(path)}' is missing.") from e
+            raise FileMissingError(f"File '{self.describe(path)}' is missing.", path) from e
 
     def open_input(self, path: str) -> BinaryIO:
         return cast(BinaryIO, self.fs.open_input_file(path))

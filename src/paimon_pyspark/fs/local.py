@@ -26,7 +26,7 @@ from typing import Any, BinaryIO, cast
 
 import pyarrow.fs as pafs
 
-from paimon_pyspark.errors import CorruptTableError
+from paimon_pyspark.errors import FileMissingError
 from paimon_pyspark.fs.file_io import FileIO, store_errors, temp_beside
 from paimon_pyspark.fs.options import FsOptions
 
@@ -101,7 +101,7 @@ class LocalFileIO(FileIO):
             with store_errors(path), open(path, "rb") as f:
                 return f.read()
         except FileNotFoundError as e:
-            raise CorruptTableError(f"File '{path}' is missing.") from e
+            raise FileMissingError(f"File '{path}' is missing.", path) from e
 
     def open_input(self, path: str) -> BinaryIO:
         with store_errors(path):

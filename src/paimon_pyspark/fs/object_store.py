@@ -28,6 +28,7 @@ from typing import Any, BinaryIO, TypeVar, cast
 
 from paimon_pyspark.errors import (
     CorruptTableError,
+    FileMissingError,
     OptionError,
     StoreError,
     UnsafeStoreError,
@@ -227,7 +228,7 @@ class ObjectStoreFileIO(FileIO):
         try:
             return _translate(path, lambda: bytes(self._obs.get(store, key).bytes()))
         except FileNotFoundError as e:
-            raise CorruptTableError(f"File '{self.describe(path)}' is missing.") from e
+            raise FileMissingError(f"File '{self.describe(path)}' is missing.", path) from e
 
     def open_input(self, path: str) -> BinaryIO:
         store, key = self._loc(path)

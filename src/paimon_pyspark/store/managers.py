@@ -14,7 +14,7 @@ import datetime as dt
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from paimon_pyspark.errors import CorruptTableError, TableNotExistError
 from paimon_pyspark.fs.file_io import FileIO
@@ -175,16 +175,18 @@ class SnapshotManager:
         Mirrors SnapshotManager.latestSnapshotOfUser: the scan stops at the first missing
         (expired) snapshot, since nothing older can be newer than what was already passed.
         """
-        latest = self.latest_id()
-        if latest is None:
-            return None
-        for sid in range(latest, 0, -1):
-            snapshot = self.snapshot_if_exists(sid)
-            if snapshot is None:
-                break
+        for snapshot in self.walk_back(self.latest()):
             if snapshot.commit_user == commit_user:
                 return snapshot
         return None
+
+    def walk_back(self, start: Snapshot | None) -> Iterator[Snapshot]:
+        """``start`` and the snapshots before it, newest first, up to the first missing one:
+        snapshots expire from the oldest up, so nothing older is on the chain."""
+        snapshot = start
+        while snapshot is not None:
+            yield snapshot
+            snapshot = self.snapshot_if_exists(snapshot.id - 1) if snapshot.id > 1 else None
 
     def listed_latest(self) -> Snapshot | None:
         """The snapshot of the highest id in the directory, without the LATEST hint.
@@ -211,14 +213,12 @@ class SnapshotManager:
         so a writer restarted after they expired still skips what it committed. The walk stops
         at the first expired snapshot, as Java's latestSnapshotOfUser does.
         """
-        snapshot = self.listed_latest()
-        while snapshot is not None:
+        for snapshot in self.walk_back(self.listed_latest()):
             if snapshot.commit_user == commit_user:
                 return snapshot.commit_identifier
             record = recorded_identifiers(snapshot)
             if record is not None:
                 return record.get(commit_user)
-            snapshot = self.snapshot_if_exists(snapshot.id - 1) if snapshot.id > 1 else None
         return None
 
     def identifier_record(self, base: Snapshot | None) -> dict[str, int]:
@@ -226,8 +226,7 @@ class SnapshotManager:
         for snapshots written without one (by Java), their numbered commits on top of the
         newest record before them, newest first. Stops at the first expired snapshot."""
         found: dict[str, int] = {}
-        snapshot = base
-        while snapshot is not None:
+        for snapshot in self.walk_back(base):
             record = recorded_identifiers(snapshot)
             if record is not None:
                 for user, identifier in record.items():
@@ -235,7 +234,6 @@ class SnapshotManager:
                 return found
             if snapshot.commit_identifier != BATCH_COMMIT_IDENTIFIER:
                 found.setdefault(snapshot.commit_user, snapshot.commit_identifier)
-            snapshot = self.snapshot_if_exists(snapshot.id - 1) if snapshot.id > 1 else None
         return found
 
     def _read_hint(self, name: str) -> int | None:

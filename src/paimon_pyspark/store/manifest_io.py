@@ -13,7 +13,12 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from paimon_pyspark.errors import CommitConflictError, CorruptTableError, ManifestMissingError
+from paimon_pyspark.errors import (
+    CommitConflictError,
+    CorruptTableError,
+    FileMissingError,
+    ManifestMissingError,
+)
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity, serialize_with_arity
@@ -63,10 +68,8 @@ class ManifestIO:
         path = self.path(name)
         try:
             return path, self.file_io.read_bytes(path)
-        except CorruptTableError as e:
-            if isinstance(e.__cause__, FileNotFoundError):
-                raise ManifestMissingError(str(e), name) from e
-            raise
+        except FileMissingError as e:
+            raise ManifestMissingError(str(e), name) from e
 
     def read_manifest_list(self, name: str) -> list[ManifestFileMeta]:
         path, data = self._read(name)
