@@ -89,6 +89,10 @@ CROSS_PARTITION_UPSERT_INDEX_TTL = "cross-partition-upsert.index-ttl"
 SORT_SPILL_THRESHOLD = "sort-spill-threshold"
 WRITE_COMPACTION_SKIP = "write.compaction-skip"
 WRITE_PARALLELISM = "write.parallelism"
+DELETION_VECTORS_ENABLED = "deletion-vectors.enabled"
+DELETION_VECTORS_BITMAP64 = "deletion-vectors.bitmap64"
+DELETION_VECTORS_MODIFIABLE = "deletion-vectors.modifiable"
+DELETION_VECTOR_INDEX_FILE_TARGET_SIZE = "deletion-vector.index-file.target-size"
 SNAPSHOT_EXPIRE_CLEAN_EMPTY_DIRECTORIES = "snapshot.expire.clean-empty-directories"
 JAVA_INT_MIN = -(2**31)
 JAVA_INT_MAX = 2**31 - 1
@@ -97,7 +101,6 @@ JAVA_LONG_MAX = 2**63 - 1
 
 # Options whose non-default value changes the data or its reading and is not implemented yet.
 _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
-    "deletion-vectors.enabled": {"false"},
     "changelog-producer": {"none"},
     "row-tracking.enabled": {"false"},
     "data-evolution.enabled": {"false"},
@@ -513,9 +516,42 @@ class CoreOptions:
         return self._size(SOURCE_SPLIT_TARGET_SIZE, 128 * 1024 * 1024)
 
     def need_lookup(self, primary_key: bool) -> bool:
-        """Java's CoreOptions.needLookup as far as implemented: ``first-row`` or ``force-lookup``
-        on a primary-key table (lookup changelogs and deletion vectors are refused)."""
-        return primary_key and (self.merge_engine == "first-row" or self._true(FORCE_LOOKUP))
+        """Java's CoreOptions.needLookup as far as implemented: ``first-row``, deletion vectors
+        or ``force-lookup`` on a primary-key table (lookup changelogs are refused)."""
+        return primary_key and (
+            self.merge_engine == "first-row"
+            or self.deletion_vectors_enabled
+            or self._true(FORCE_LOOKUP)
+        )
+
+    # --- deletion vectors ---------------------------------------------------------------------
+
+    @property
+    def deletion_vectors_enabled(self) -> bool:
+        """Writers mark replaced and deleted rows in deletion vectors; readers of a primary-key
+        table skip level 0 and merge nothing (Java: false)."""
+        return self._true(DELETION_VECTORS_ENABLED)
+
+    @property
+    def deletion_vectors_bitmap64(self) -> bool:
+        """New vectors are 64-bit RoaringBitmaps (Iceberg's format) instead of 32-bit ones."""
+        return self._true(DELETION_VECTORS_BITMAP64)
+
+    @property
+    def deletion_vectors_modifiable(self) -> bool:
+        """ALTER TABLE may turn ``deletion-vectors.enabled`` on or off (Java: false)."""
+        return self._true(DELETION_VECTORS_MODIFIABLE)
+
+    @property
+    def deletion_vector_index_file_target_size(self) -> int:
+        """Where an index file of an unaware-bucket table's vectors rolls (Java: 2 mb)."""
+        return self._size(DELETION_VECTOR_INDEX_FILE_TARGET_SIZE, 2 * 1024 * 1024)
+
+    @property
+    def batch_scan_skip_level_0(self) -> bool:
+        """Java's batchScanSkipLevel0: a batch read of a primary-key table leaves out level-0
+        files, which a commit's lookup compaction has already folded into the levels above."""
+        return self.deletion_vectors_enabled or self.merge_engine == "first-row"
 
     # --- dynamic bucket and cross-partition upsert (bucket = -1 on primary-key tables) ---
 
@@ -713,6 +749,7 @@ _RANGES: dict[str, _Range] = {
     DYNAMIC_BUCKET_ASSIGNER_PARALLELISM: _at_least(1),
     WRITE_PARALLELISM: _at_least(1),
     CROSS_PARTITION_UPSERT_INDEX_TTL: _DURATION,
+    DELETION_VECTOR_INDEX_FILE_TARGET_SIZE: _MEMORY,
     **{
         key: _BOOL
         for key in (
@@ -723,6 +760,9 @@ _RANGES: dict[str, _Range] = {
             COMPACTION_FORCE_UP_LEVEL_0,
             COMPACTION_FORCE_REWRITE_ALL_FILES,
             FORCE_LOOKUP,
+            DELETION_VECTORS_ENABLED,
+            DELETION_VECTORS_BITMAP64,
+            DELETION_VECTORS_MODIFIABLE,
             INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT,
             POSTPONE_BATCH_WRITE_FIXED_BUCKET,
             WRITE_ONLY,

@@ -278,11 +278,6 @@ def test_catalog_errors_name_the_database_or_table(catalog: FileSystemCatalog) -
 
 def test_unsupported_options_raise(catalog: FileSystemCatalog) -> None:
     schema = pa.schema([("id", pa.int64())])
-    with pytest.raises(UnsupportedOptionError, match="deletion-vectors.enabled"):
-        catalog.create_table(
-            "db.t",
-            Schema.from_pyarrow_schema(schema, options={"deletion-vectors.enabled": "true"}),
-        )
     with pytest.raises(UnsupportedOptionError, match="file.format 'lance'"):
         catalog.create_table(
             "db.t", Schema.from_pyarrow_schema(schema, options={"file.format": "lance"})

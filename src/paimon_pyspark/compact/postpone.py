@@ -135,6 +135,7 @@ class PostponePlan:
 def plan_postpone(table: FileStore, keep_partition: PartitionFilter | None) -> PostponePlan:
     """The postpone partitions of the latest snapshot that ``keep_partition`` keeps (planned
     again on the newest snapshot if it expires meanwhile)."""
+    table.check_deletion_vectors_writable()
     return plan_latest(table, lambda s: _plan_postpone(table, s, keep_partition))
 
 
@@ -296,6 +297,7 @@ def plan_rescale(
     """Java's RescaleProcedure up to the write: the kept partitions' real-bucket splits of the
     latest snapshot (a batch scan never returns postpone files) and a dynamic overwrite of
     the rescaled table planned against that snapshot."""
+    table.check_deletion_vectors_writable()
     rescaled = rescaled_table(table, bucket_num)
 
     def plan(snapshot: Snapshot | None) -> RescalePlan:

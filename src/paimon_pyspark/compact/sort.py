@@ -187,6 +187,7 @@ def plan_sort(table: FileStore, keep_partition: PartitionFilter | None) -> Compa
     """One task per kept partition holding every live file of it, as Java's ``packForSort``
     makes each partition one sort group; sorting never skips a partition for being sorted.
     Planned on the latest snapshot, again on the newest if it expires meanwhile."""
+    table.check_deletion_vectors_writable()
     return plan_latest(table, lambda s: _plan_sort(table, s, keep_partition))
 
 
