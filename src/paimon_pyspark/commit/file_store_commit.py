@@ -656,7 +656,9 @@ class FileStoreCommit:
             written.append(base_list)
             index_manifest = latest.index_manifest if latest else None
             if index_delta:
-                index_manifest = self.index_files.write_manifest(index_manifest, index_delta, pf)
+                index_manifest = self.index_files.write_manifest(
+                    index_manifest, index_delta, pf, s.bucket == -1 and not s.key_types
+                )
                 written.append(index_manifest)
 
             added = sum(e.file.row_count for e in delta if e.kind == mf.KIND_ADD)

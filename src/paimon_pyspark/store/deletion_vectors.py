@@ -21,6 +21,9 @@ import os
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy.typing as npt
 
 from paimon_pyspark.errors import CorruptTableError
 from paimon_pyspark.fs.file_io import FileIO
@@ -35,6 +38,9 @@ from paimon_pyspark.store.index_io import DELETION_VECTORS_INDEX, IndexFileHandl
 from paimon_pyspark.store.path_checks import name_problem
 from paimon_pyspark.store.paths import PathFactory
 
+if TYPE_CHECKING:
+    from paimon_pyspark.store.file_store import FileStore
+
 
 @dataclass(frozen=True)
 class DeletionFile:
@@ -44,6 +50,21 @@ class DeletionFile:
     offset: int
     length: int
     cardinality: int | None = None
+
+
+def dv_index_of(store: FileStore) -> DeletionVectorsIndexFile:
+    """The deletion-vector index files of ``store``, with its options."""
+    o = store.options
+    return DeletionVectorsIndexFile(
+        store.file_io,
+        store.path,
+        o.deletion_vector_index_file_target_size,
+        o.deletion_vectors_bitmap64,
+    )
+
+
+def index_handler_of(store: FileStore) -> IndexFileHandler:
+    return IndexFileHandler(store.file_io, store.path, store.manifest_io.codec)
 
 
 class DeletionVectorsIndexFile:
@@ -172,3 +193,59 @@ def deletion_files(
         for r in meta.dv_ranges or ():
             files[r.data_file_name] = DeletionFile(path, r.offset, r.length, r.cardinality)
     return out
+
+
+class BucketDvMaintainer:
+    """The deletion vectors of one (partition, bucket) while a writer or compaction changes
+    them (Java's BucketedDvMaintainer): restored from the snapshot the writer started on,
+    changed in memory, written as one new index file of all the bucket's vectors when asked.
+    The commit's index manifest then replaces the bucket's previous file with it."""
+
+    def __init__(
+        self, dv_index: DeletionVectorsIndexFile, vectors: Mapping[str, DeletionVector]
+    ) -> None:
+        self.dv_index = dv_index
+        self.vectors: dict[str, DeletionVector] = dict(vectors)
+        self.modified = False
+
+    @classmethod
+    def restore(
+        cls,
+        dv_index: DeletionVectorsIndexFile,
+        handler: IndexFileHandler,
+        snapshot: Snapshot | None,
+        partition: bytes,
+        bucket: int,
+    ) -> BucketDvMaintainer:
+        metas = [
+            e.index_file
+            for e in dv_index_entries(handler, snapshot, partition)
+            if e.bucket == bucket
+        ]
+        return cls(dv_index, dv_index.read_bucket(metas))
+
+    def notify_new_deletion(self, file_name: str, positions: npt.ArrayLike) -> None:
+        """Mark ``positions`` (row numbers) of data file ``file_name`` deleted."""
+        dv = self.vectors.get(file_name)
+        if dv is None:
+            dv = self.vectors[file_name] = DeletionVector(self.dv_index.bitmap64)
+        before = dv.cardinality
+        dv.delete(positions)
+        self.modified |= dv.cardinality != before
+
+    def remove_deletion_vector_of(self, file_name: str) -> None:
+        """The file is gone (rewritten by a compaction): its vector goes with it."""
+        if self.vectors.pop(file_name, None) is not None:
+            self.modified = True
+
+    def deletion_vector_of(self, file_name: str) -> DeletionVector | None:
+        return self.vectors.get(file_name)
+
+    def write_index(self, pf: PathFactory) -> IndexFileMeta | None:
+        """A new index file of every vector of the bucket if any changed (an empty one when the
+        last vector went, so it replaces the old file); None when nothing changed."""
+        if not self.modified:
+            return None
+        self.modified = False
+        live = {name: dv for name, dv in self.vectors.items() if not dv.is_empty()}
+        return self.dv_index.write_single(live, pf)

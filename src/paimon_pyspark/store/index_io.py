@@ -6,7 +6,8 @@ one (partition, bucket) of a dynamic-bucket table as big-endian int32s, no heade
 manifest (``manifest/index-manifest-*``, Avro) lists the live index files of a snapshot, only
 ADD entries. A commit combines the previous manifest with its ADD/DELETE changes: HASH and
 DELETION_VECTORS entries are keyed by (partition, bucket, type), deletes applied first, then
-adds replace; other index types are keyed by file name.
+adds replace; other index types, and the DELETION_VECTORS files of an unaware-bucket table
+(several per partition, each holding some data files' vectors), are keyed by file name.
 """
 
 from __future__ import annotations
@@ -63,16 +64,21 @@ class IndexFileHandler:
         ]
 
     def write_manifest(
-        self, previous: str | None, changes: Sequence[IndexManifestEntry], pf: PathFactory
+        self,
+        previous: str | None,
+        changes: Sequence[IndexManifestEntry],
+        pf: PathFactory,
+        unaware: bool = False,
     ) -> str:
-        """Combine ``previous`` with ``changes`` and write the result as a new index manifest."""
+        """Combine ``previous`` with ``changes`` and write the result as a new index manifest;
+        ``unaware``: the table is an unaware-bucket append table."""
         entries = self.read_manifest(previous) if previous else []
         for e in entries:
             if e.kind != mf.KIND_ADD:
                 raise CorruptTableError(
                     f"Index manifest {previous} holds a DELETE entry for {e.index_file.file_name}."
                 )
-        combined = combine_index_entries(entries, changes)
+        combined = combine_index_entries(entries, changes, unaware)
         name = pf.new_index_manifest()
         self.file_io.mkdirs(self.manifest_dir)
         data = mf.encode_index_manifest(combined, self.codec)
@@ -110,15 +116,24 @@ class IndexFileHandler:
 
 
 def combine_index_entries(
-    previous: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry]
+    previous: Sequence[IndexManifestEntry],
+    changes: Sequence[IndexManifestEntry],
+    unaware: bool = False,
 ) -> list[IndexManifestEntry]:
-    """Java's IndexManifestFileHandler combiners (bucketed for HASH/DV, file name otherwise)."""
+    """Java's IndexManifestFileHandler combiners (bucketed for HASH/DV, file name otherwise;
+    ``unaware``: DV by file name too, and each data file's vector in one live file only)."""
+
+    def bucketed(t: str) -> bool:
+        return t in _BUCKETED_TYPES and not (unaware and t == DELETION_VECTORS_INDEX)
 
     def key(e: IndexManifestEntry) -> tuple[object, ...]:
         t = e.index_file.index_type
-        if t in _BUCKETED_TYPES:
+        if bucketed(t):
             return (t, e.partition, e.bucket)
         return (t, e.index_file.file_name)
+
+    if unaware:
+        _check_global_dv(previous, changes)
 
     live = {key(e): e for e in previous}
     for e in changes:
@@ -128,3 +143,52 @@ def combine_index_entries(
         if e.kind == mf.KIND_ADD:
             live[key(e)] = e
     return list(live.values())
+
+
+def _check_global_dv(
+    previous: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry]
+) -> None:
+    """Java's GlobalCombiner checks for the vectors of an unaware-bucket table: an index file is
+    added once and deleted only while live, and a data file has its vector in one live file
+    (deletes are taken first, as the combine applies them)."""
+    files = {
+        e.index_file.file_name
+        for e in previous
+        if e.index_file.index_type == DELETION_VECTORS_INDEX
+    }
+    covered = {
+        r.data_file_name
+        for e in previous
+        if e.index_file.index_type == DELETION_VECTORS_INDEX
+        for r in e.index_file.dv_ranges or ()
+    }
+    deletes_first = sorted(changes, key=lambda e: e.kind != mf.KIND_DELETE)
+    for e in deletes_first:
+        meta = e.index_file
+        if meta.index_type != DELETION_VECTORS_INDEX:
+            continue
+        names = [r.data_file_name for r in meta.dv_ranges or ()]
+        if e.kind == mf.KIND_ADD:
+            if meta.file_name in files:
+                raise CorruptTableError(
+                    f"Trying to add file {meta.file_name} which is already added."
+                )
+            for n in names:
+                if n in covered:
+                    raise CorruptTableError(
+                        f"Trying to add dv for data file {n} which is already added."
+                    )
+                covered.add(n)
+            files.add(meta.file_name)
+        else:
+            if meta.file_name not in files:
+                raise CorruptTableError(
+                    f"Trying to delete file {meta.file_name} which is not exists."
+                )
+            for n in names:
+                if n not in covered:
+                    raise CorruptTableError(
+                        f"Trying to delete dv for data file {n} which is not exists."
+                    )
+                covered.discard(n)
+            files.discard(meta.file_name)
