@@ -22,7 +22,7 @@ ARROW = pa.schema(
         pa.field("hr", pa.int32(), nullable=False),
     ]
 )
-KINDS = ("append", "pk", "postpone", "plain", "typed", "first_row", "orc_no_stats")
+KINDS = ("append", "pk", "postpone", "plain", "typed", "first_row", "orc_no_stats", "dynamic")
 TYPED = pa.schema(
     [
         ("p", pa.date32()),
@@ -77,7 +77,7 @@ def build(catalog: FileSystemCatalog, kind: str, name: str | None = None) -> str
     to the postpone bucket (``postpone.batch-write-fixed-bucket = false``), then compacted,
     then written once more so bucket -2 holds files; plain: unpartitioned, one fixed bucket;
     first_row: a first-row table (level-0 files that batch reads skip); orc_no_stats: ORC
-    files without value stats;
+    files without value stats; dynamic: ``bucket = -1`` with a key, so hash index files;
     typed: append partitioned by a DATE (one null) and a string, with decimal, timestamp,
     float, boolean and time columns.
     """
@@ -103,6 +103,8 @@ def build(catalog: FileSystemCatalog, kind: str, name: str | None = None) -> str
         options["postpone.batch-write-fixed-bucket"] = "false"
     elif kind == "first_row":
         keys, options["bucket"], options["merge-engine"] = ["dt", "hr", "k"], "1", "first-row"
+    elif kind == "dynamic":
+        keys, options["bucket"] = ["dt", "hr", "k"], "-1"
     elif kind == "orc_no_stats":
         options["file.format"], options["metadata.stats-mode"] = "orc", "none"
     catalog.create_table(

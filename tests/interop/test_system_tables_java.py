@@ -50,6 +50,9 @@ def test_rows_equal_java(
     assert java.types == [f.type.to_json() for f in table.fields]
     ours = canonical_rows(table.to_arrow())
     theirs = java.rows
+    if system == "table_indexes" and kind != "dynamic":
+        assert ours == theirs == []  # only dynamic buckets (and vectors) write index files
+        return
     assert theirs, f"Java's {kind}${system} is empty: the table setup did not exercise it"
     if system in ("files", "schemas"):
         key = table.field_names.index(table.primary_keys[0])

@@ -1,8 +1,9 @@
 """Read-only system tables of a table: ``t$snapshots``, ``$schemas``, ``$options``, ``$files``,
-``$manifests``, ``$partitions``, ``$buckets`` and ``$tags``.
+``$manifests``, ``$partitions``, ``$buckets``, ``$tags`` and ``$table_indexes``.
 
 Mirrors org.apache.paimon.table.system.{SnapshotsTable, SchemasTable, OptionsTable, FilesTable,
-ManifestsTable, PartitionsTable, BucketsTable, TagsTable} and SystemTableLoader (Java 1.4.2):
+ManifestsTable, PartitionsTable, BucketsTable, TagsTable, TableIndexesTable} and
+SystemTableLoader (Java 1.4.2):
 the same names, columns, types and nullability, and each value rendered as Java renders it.
 Java turns values into text in three ways, kept apart here because they differ:
 
@@ -167,6 +168,24 @@ TAGS_FIELDS = _fields(
     ("create_time", _TS3, True),
     ("time_retained", STRING(), True),
 )
+DV_RANGE_TYPE = RowType(
+    fields=_fields(
+        ("f0", STRING(), False),
+        ("f1", INT(), False),
+        ("f2", INT(), False),
+        ("_CARDINALITY", BIGINT(), True),
+    )
+)
+"""Java's DeletionVectorMeta.SCHEMA: data file name, offset, length, cardinality."""
+TABLE_INDEXES_FIELDS = _fields(
+    ("partition", STRING(), True),
+    ("bucket", INT(), False),
+    ("index_type", STRING(), False),
+    ("file_name", STRING(), False),
+    ("file_size", BIGINT(), False),
+    ("row_count", BIGINT(), False),
+    ("dv_ranges", ArrayType(element=DV_RANGE_TYPE), True),
+)
 
 _TABLES: dict[str, tuple[tuple[DataField, ...], tuple[str, ...]]] = {
     "snapshots": (SNAPSHOTS_FIELDS, ("snapshot_id",)),
@@ -177,6 +196,7 @@ _TABLES: dict[str, tuple[tuple[DataField, ...], tuple[str, ...]]] = {
     "partitions": (PARTITIONS_FIELDS, ("partition",)),
     "buckets": (BUCKETS_FIELDS, ("partition", "bucket")),
     "tags": (TAGS_FIELDS, ("tag_name",)),
+    "table_indexes": (TABLE_INDEXES_FIELDS, ("partition", "bucket", "index_type", "file_name")),
 }
 SYSTEM_TABLES = tuple(_TABLES)
 """The system tables served here, by the name after ``$``."""
@@ -190,7 +210,6 @@ JAVA_ONLY_SYSTEM_TABLES = (
     "aggregation_fields",
     "statistics",
     "binlog",
-    "table_indexes",
     "row_tracking",
 )
 """Java 1.4.2's other system tables (SystemTableLoader), refused by name."""
@@ -692,6 +711,44 @@ def _tag_rows(store: FileStore) -> list[tuple[Any, ...]]:
     return rows
 
 
+def _table_index_rows(store: FileStore) -> list[tuple[Any, ...]]:
+    """The latest snapshot's index files (hash index, deletion vectors, global indexes), one
+    row each, in the index manifest's order (Java's TableIndexesTable)."""
+    snapshot = _latest(store)
+    if snapshot is None or not snapshot.index_manifest:
+        return []
+    path = os.path.join(store.path, "manifest", snapshot.index_manifest)
+    types = store.partition_types
+    rows = []
+    for e in mf.decode_index_manifest(store.file_io.read_bytes(path), path):
+        meta = e.index_file
+        ranges = (
+            None
+            if meta.dv_ranges is None
+            else [
+                {
+                    "f0": r.data_file_name,
+                    "f1": r.offset,
+                    "f2": r.length,
+                    "_CARDINALITY": r.cardinality,
+                }
+                for r in meta.dv_ranges
+            ]
+        )
+        rows.append(
+            (
+                partition_cast_string(deserialize_with_arity(e.partition, types), types),
+                e.bucket,
+                meta.index_type,
+                meta.file_name,
+                meta.file_size,
+                meta.row_count,
+                ranges,
+            )
+        )
+    return rows
+
+
 _ROWS = {
     "snapshots": _snapshot_rows,
     "schemas": _schema_rows,
@@ -701,6 +758,7 @@ _ROWS = {
     "partitions": _partition_rows,
     "buckets": _bucket_rows,
     "tags": _tag_rows,
+    "table_indexes": _table_index_rows,
 }
 
 
