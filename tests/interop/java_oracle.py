@@ -278,6 +278,56 @@ class JavaOracle:
         spec = None if overwrite is None else json.dumps({k: str(v) for k, v in overwrite.items()})
         return int(self._java.writeCrossPartition(_wh(warehouse), db, table, payload, spec))
 
+    def write_rows_kinds(
+        self,
+        warehouse: str | os.PathLike[str],
+        db: str,
+        table: str,
+        rows: Iterable[Sequence[Any]] | pa.Table,
+        kinds: Iterable[str],
+    ) -> int:
+        """``write_rows`` with a RowKind per row (``"+I"``, ``"-U"``, ``"+U"``, ``"-D"``), so a
+        primary-key table takes upserts and deletes in one batch commit; a cross-partition table
+        is routed as ``write_cross_partition`` routes it. With ``deletion-vectors.enabled`` Java's
+        writer compacts with lookup at the commit. Returns the latest snapshot id afterwards."""
+        if isinstance(rows, pa.Table):
+            rows = canonical_rows(rows)
+        payload = json.dumps([to_wire(list(r)) for r in rows])
+        return int(
+            self._java.writeRowsKinds(_wh(warehouse), db, table, payload, json.dumps(list(kinds)))
+        )
+
+    def delete_where(
+        self,
+        warehouse: str | os.PathLike[str],
+        db: str,
+        table: str,
+        field: str,
+        values: Iterable[Any],
+    ) -> int:
+        """What Spark's ``DELETE FROM t WHERE field IN (values)`` does to an append table with
+        deletion vectors in Java 1.4.2: the positions (in each data file) of matching visible rows
+        are merged into the files' vectors and the new index files committed; nothing is
+        committed when no row matches. Returns the latest snapshot id afterwards."""
+        payload = json.dumps([to_wire(v) for v in values])
+        return int(self._java.deleteWhere(_wh(warehouse), db, table, field, payload))
+
+    def dv_index(self, warehouse: str | os.PathLike[str], db: str, table: str) -> dict[str, Any]:
+        """The latest snapshot's deletion vectors as Java sees them: ``{"snapshot_id",
+        "entries": [{"partition", "partition_hex", "bucket", "file_name", "path", "file_size",
+        "row_count", "external_path", "ranges": [{"data_file", "offset", "length",
+        "cardinality"}], "vectors": {data_file: [positions]}}], "files": [{"partition",
+        "bucket", "file_name", "level", "row_count"}]}`` (``files``: every data file of the
+        snapshot; ``partition`` in canonical encoding, ``path`` without ``file:``)."""
+        out: dict[str, Any] = json.loads(self._java.dvIndex(_wh(warehouse), db, table))
+        for entry in out["entries"]:
+            entry["path"] = str(entry["path"]).removeprefix("file:")
+        return out
+
+    def read_table_ro(self, warehouse: str | os.PathLike[str], db: str, table: str) -> JavaRead:
+        """The rows of the read-optimized system table ``table$ro`` as Java reads them."""
+        return read_system_table(self, warehouse, db, f"{table}$ro")
+
     def compact(
         self, warehouse: str | os.PathLike[str], db: str, table: str, *, full: bool = True
     ) -> int:

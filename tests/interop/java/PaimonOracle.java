@@ -324,28 +324,50 @@ public final class PaimonOracle {
     public static long writeRows(String warehouse, String db, String name, String rowsJson)
             throws Exception {
         try (Catalog catalog = catalog(warehouse)) {
-            FileStoreTable table = table(catalog, db, name);
-            BatchWriteBuilder builder = table.newBatchWriteBuilder();
-            // lookup compaction at commit (first-row, force-lookup) builds local files on disk
-            IOManager io =
-                    table.coreOptions().needLookup()
-                            ? IOManager.create(System.getProperty("java.io.tmpdir"))
-                            : null;
-            try (BatchTableWrite write = builder.newWrite();
-                    BatchTableCommit commit = builder.newCommit()) {
-                if (io != null) {
-                    write.withIOManager(io);
-                }
-                writeAll(table, write, rowsJson);
-                commit.commit(write.prepareCommit());
-            } finally {
-                if (io != null) {
-                    io.close();
-                }
-            }
-            Long id = table.snapshotManager().latestSnapshotId();
-            return id == null ? -1L : id;
+            return writeBatch(table(catalog, db, name), rowsJson, null);
         }
+    }
+
+    /**
+     * {@link #writeRows} with a RowKind per row ({@code kindsJson}: ["+I", "-U", "+U", "-D",
+     * ...], one per row), so primary-key tables take upserts and deletes; a cross-partition
+     * (KEY_DYNAMIC) table is routed as {@link #writeCrossPartition} routes it. Returns the
+     * latest snapshot id afterwards.
+     */
+    public static long writeRowsKinds(
+            String warehouse, String db, String name, String rowsJson, String kindsJson)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name);
+            if (table.bucketMode() == BucketMode.KEY_DYNAMIC) {
+                return crossPartition(table, rowsJson, kindsJson, null);
+            }
+            return writeBatch(table, rowsJson, kindsJson);
+        }
+    }
+
+    private static long writeBatch(FileStoreTable table, String rowsJson, String kindsJson)
+            throws Exception {
+        BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        // lookup compaction at commit (first-row, force-lookup) builds local files on disk
+        IOManager io =
+                table.coreOptions().needLookup()
+                        ? IOManager.create(System.getProperty("java.io.tmpdir"))
+                        : null;
+        try (BatchTableWrite write = builder.newWrite();
+                BatchTableCommit commit = builder.newCommit()) {
+            if (io != null) {
+                write.withIOManager(io);
+            }
+            writeAll(table, write, rowsJson, kindsJson);
+            commit.commit(write.prepareCommit());
+        } finally {
+            if (io != null) {
+                io.close();
+            }
+        }
+        Long id = table.snapshotManager().latestSnapshotId();
+        return id == null ? -1L : id;
     }
 
     /**
@@ -518,55 +540,62 @@ public final class PaimonOracle {
             String warehouse, String db, String name, String rowsJson, String overwriteJson)
             throws Exception {
         try (Catalog catalog = catalog(warehouse)) {
-            FileStoreTable table = table(catalog, db, name);
-            BatchWriteBuilder builder = table.newBatchWriteBuilder();
-            if (overwriteJson != null) {
-                Map<String, String> spec = new LinkedHashMap<>();
-                MAPPER.readTree(overwriteJson)
-                        .fields()
-                        .forEachRemaining(e -> spec.put(e.getKey(), e.getValue().asText()));
-                builder = builder.withOverwrite(spec);
-            }
-            RowType rowType = table.rowType();
-            try (IOManager io = IOManager.create(System.getProperty("java.io.tmpdir"));
-                    BatchTableWrite write = builder.newWrite();
-                    BatchTableCommit commit = builder.newCommit();
-                    org.apache.paimon.crosspartition.GlobalIndexAssigner assigner =
-                            new org.apache.paimon.crosspartition.GlobalIndexAssigner(table)) {
-                write.withIOManager(io);
-                assigner.open(
-                        0L,
-                        io,
-                        1,
-                        0,
-                        (row, bucket) -> {
+            return crossPartition(table(catalog, db, name), rowsJson, null, overwriteJson);
+        }
+    }
+
+    private static long crossPartition(
+            FileStoreTable table, String rowsJson, String kindsJson, String overwriteJson)
+            throws Exception {
+        BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        if (overwriteJson != null) {
+            Map<String, String> spec = new LinkedHashMap<>();
+            MAPPER.readTree(overwriteJson)
+                    .fields()
+                    .forEachRemaining(e -> spec.put(e.getKey(), e.getValue().asText()));
+            builder = builder.withOverwrite(spec);
+        }
+        RowType rowType = table.rowType();
+        try (IOManager io = IOManager.create(System.getProperty("java.io.tmpdir"));
+                BatchTableWrite write = builder.newWrite();
+                BatchTableCommit commit = builder.newCommit();
+                org.apache.paimon.crosspartition.GlobalIndexAssigner assigner =
+                        new org.apache.paimon.crosspartition.GlobalIndexAssigner(table)) {
+            write.withIOManager(io);
+            assigner.open(
+                    0L,
+                    io,
+                    1,
+                    0,
+                    (row, bucket) -> {
+                        try {
+                            write.write(row, bucket);
+                        } catch (Exception e) {
+                            throw new RuntimeException(e);
+                        }
+                    });
+            try (RecordReader<InternalRow> keys =
+                    new org.apache.paimon.crosspartition.IndexBootstrap(table)
+                            .bootstrap(1, 0)) {
+                keys.forEachRemaining(
+                        key -> {
                             try {
-                                write.write(row, bucket);
-                            } catch (Exception e) {
+                                assigner.bootstrapKey(key);
+                            } catch (java.io.IOException e) {
                                 throw new RuntimeException(e);
                             }
                         });
-                try (RecordReader<InternalRow> keys =
-                        new org.apache.paimon.crosspartition.IndexBootstrap(table)
-                                .bootstrap(1, 0)) {
-                    keys.forEachRemaining(
-                            key -> {
-                                try {
-                                    assigner.bootstrapKey(key);
-                                } catch (java.io.IOException e) {
-                                    throw new RuntimeException(e);
-                                }
-                            });
-                }
-                for (JsonNode row : MAPPER.readTree(rowsJson)) {
-                    assigner.processInput(decode(row, rowType));
-                }
-                assigner.endBoostrap(true);
-                commit.commit(write.prepareCommit());
             }
-            Long id = table.snapshotManager().latestSnapshotId();
-            return id == null ? -1L : id;
+            JsonNode rows = MAPPER.readTree(rowsJson);
+            JsonNode kinds = kindsJson == null ? null : MAPPER.readTree(kindsJson);
+            for (int i = 0; i < rows.size(); i++) {
+                assigner.processInput(decodeWithKind(rows, kinds, i, rowType));
+            }
+            assigner.endBoostrap(true);
+            commit.commit(write.prepareCommit());
         }
+        Long id = table.snapshotManager().latestSnapshotId();
+        return id == null ? -1L : id;
     }
 
     /** Java's CommitMessageSerializer.CURRENT_VERSION (what {@link #writeRowsAndSerialize} writes). */
@@ -620,7 +649,29 @@ public final class PaimonOracle {
     /** Writes canonical-encoded rows, assigning dynamic buckets the way Java's writers do. */
     private static void writeAll(FileStoreTable table, BatchTableWrite write, String rowsJson)
             throws Exception {
+        writeAll(table, write, rowsJson, null);
+    }
+
+    /** A row of {@code rows} with the RowKind at the same index of {@code kinds} (null: +I). */
+    private static GenericRow decodeWithKind(
+            JsonNode rows, JsonNode kinds, int i, RowType rowType) {
+        GenericRow row = (GenericRow) decode(rows.get(i), rowType);
+        if (kinds != null) {
+            row.setRowKind(org.apache.paimon.types.RowKind.fromShortString(kinds.get(i).asText()));
+        }
+        return row;
+    }
+
+    /** Writes canonical-encoded rows (with RowKinds when {@code kindsJson} is not null). */
+    private static void writeAll(
+            FileStoreTable table, BatchTableWrite write, String rowsJson, String kindsJson)
+            throws Exception {
         JsonNode rows = MAPPER.readTree(rowsJson);
+        JsonNode kinds = kindsJson == null ? null : MAPPER.readTree(kindsJson);
+        if (kinds != null && kinds.size() != rows.size()) {
+            throw new IllegalArgumentException(
+                    kinds.size() + " row kinds for " + rows.size() + " rows");
+        }
         RowType rowType = table.rowType();
         BucketMode mode = table.bucketMode();
         if (mode == BucketMode.KEY_DYNAMIC) {
@@ -641,8 +692,8 @@ public final class PaimonOracle {
                     maxBuckets(table.coreOptions().dynamicBucketMaxBuckets()));
             extractor = new DynamicBucketRowKeyExtractor(table.schema());
         }
-        for (JsonNode row : rows) {
-            GenericRow internal = (GenericRow) decode(row, rowType);
+        for (int i = 0; i < rows.size(); i++) {
+            GenericRow internal = decodeWithKind(rows, kinds, i, rowType);
             if (assigner == null) {
                 write.write(internal);
             } else {
@@ -1273,5 +1324,263 @@ public final class PaimonOracle {
             }
             return MAPPER.writeValueAsString(out);
         }
+    }
+
+    // ------------------------------------------------------------------ deletion vectors
+
+    /**
+     * What Spark's {@code DELETE FROM t WHERE field IN (values)} does to an append table with
+     * deletion vectors in Java 1.4.2 (DeleteFromPaimonTableCommand with deletion vectors on):
+     * every data file of the latest snapshot is read by itself without its vector, counting row
+     * positions in the file; the positions of rows still visible (not in the file's current
+     * vector) whose {@code field} equals one of {@code valuesJson} (a JSON list, canonical
+     * encoding) go into a new vector per file; one BaseAppendDeleteFileMaintainer per partition
+     * (unaware bucket) or per (partition, bucket) merges them with the old vectors and persists
+     * the index files (PaimonSparkWriter.persistDeletionVectors), and one batch commit lands the
+     * index changes. Nothing is committed when no row matches. Returns the latest snapshot id.
+     */
+    public static long deleteWhere(
+            String warehouse, String db, String name, String field, String valuesJson)
+            throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name);
+            if (!table.primaryKeys().isEmpty() || !table.coreOptions().deletionVectorsEnabled()) {
+                throw new IllegalArgumentException(
+                        name + ": deleteWhere needs an append table with deletion vectors");
+            }
+            org.apache.paimon.Snapshot snapshot = table.snapshotManager().latestSnapshot();
+            if (snapshot == null) {
+                return -1L;
+            }
+            RowType rowType = table.rowType();
+            int index = rowType.getFieldIndex(field);
+            if (index < 0) {
+                throw new IllegalArgumentException(name + " has no field " + field);
+            }
+            DataType type = rowType.getTypeAt(index);
+            java.util.Set<JsonNode> targets = new java.util.HashSet<>();
+            for (JsonNode value : MAPPER.readTree(valuesJson)) {
+                targets.add(encode(GenericRow.of(decodeValue(value, type)), 0, type));
+            }
+            boolean unaware = table.bucketMode() == BucketMode.BUCKET_UNAWARE;
+            boolean bitmap64 = table.coreOptions().deletionVectorBitmap64();
+            org.apache.paimon.index.IndexFileHandler handler =
+                    table.store().newIndexFileHandler();
+            Map<List<Object>, org.apache.paimon.deletionvectors.append.BaseAppendDeleteFileMaintainer>
+                    maintainers = new LinkedHashMap<>();
+            org.apache.paimon.table.source.TableRead read = table.newRead();
+            for (org.apache.paimon.table.source.DataSplit split :
+                    table.newSnapshotReader().withSnapshot(snapshot).read().dataSplits()) {
+                List<org.apache.paimon.table.source.DeletionFile> deletionFiles =
+                        split.deletionFiles().orElse(null);
+                for (int i = 0; i < split.dataFiles().size(); i++) {
+                    org.apache.paimon.io.DataFileMeta file = split.dataFiles().get(i);
+                    org.apache.paimon.table.source.DeletionFile deletionFile =
+                            deletionFiles == null ? null : deletionFiles.get(i);
+                    org.apache.paimon.deletionvectors.DeletionVector current =
+                            deletionFile == null
+                                    ? null
+                                    : org.apache.paimon.deletionvectors.DeletionVector.read(
+                                            table.fileIO(), deletionFile);
+                    org.apache.paimon.deletionvectors.DeletionVector vector =
+                            bitmap64
+                                    ? new org.apache.paimon.deletionvectors
+                                            .Bitmap64DeletionVector()
+                                    : new org.apache.paimon.deletionvectors
+                                            .BitmapDeletionVector();
+                    org.apache.paimon.table.source.DataSplit one =
+                            org.apache.paimon.table.source.DataSplit.builder()
+                                    .withSnapshot(split.snapshotId())
+                                    .withPartition(split.partition())
+                                    .withBucket(split.bucket())
+                                    .withBucketPath(split.bucketPath())
+                                    .withTotalBuckets(split.totalBuckets())
+                                    .withDataFiles(Collections.singletonList(file))
+                                    .isStreaming(false)
+                                    .rawConvertible(true)
+                                    .build();
+                    long position = 0;
+                    try (RecordReader<InternalRow> reader = read.createReader(one)) {
+                        RecordReader.RecordIterator<InternalRow> batch;
+                        while ((batch = reader.readBatch()) != null) {
+                            InternalRow row;
+                            while ((row = batch.next()) != null) {
+                                if ((current == null || !current.isDeleted(position))
+                                        && targets.contains(encode(row, index, type))) {
+                                    vector.delete(position);
+                                }
+                                position++;
+                            }
+                            batch.releaseBatch();
+                        }
+                    }
+                    if (position != file.rowCount()) {
+                        throw new IllegalStateException(
+                                file.fileName() + ": read " + position + " rows of "
+                                        + file.rowCount());
+                    }
+                    if (vector.isEmpty()) {
+                        continue;
+                    }
+                    int bucket = split.bucket();
+                    org.apache.paimon.data.BinaryRow partition = split.partition();
+                    maintainers
+                            .computeIfAbsent(
+                                    java.util.Arrays.asList(partition, bucket),
+                                    k ->
+                                            unaware
+                                                    ? org.apache.paimon.deletionvectors.append
+                                                            .BaseAppendDeleteFileMaintainer
+                                                            .forUnawareAppend(
+                                                                    handler, snapshot, partition)
+                                                    : org.apache.paimon.deletionvectors.append
+                                                            .BaseAppendDeleteFileMaintainer
+                                                            .forBucketedAppend(
+                                                                    handler,
+                                                                    snapshot,
+                                                                    partition,
+                                                                    bucket))
+                            .notifyNewDeletionVector(file.fileName(), vector);
+                }
+            }
+            if (maintainers.isEmpty()) {
+                return snapshot.id();
+            }
+            List<CommitMessage> messages = new ArrayList<>();
+            for (org.apache.paimon.deletionvectors.append.BaseAppendDeleteFileMaintainer m :
+                    maintainers.values()) {
+                List<org.apache.paimon.index.IndexFileMeta> added = new ArrayList<>();
+                List<org.apache.paimon.index.IndexFileMeta> deleted = new ArrayList<>();
+                for (org.apache.paimon.manifest.IndexManifestEntry e : m.persist()) {
+                    (e.kind() == org.apache.paimon.manifest.FileKind.ADD ? added : deleted)
+                            .add(e.indexFile());
+                }
+                messages.add(
+                        new org.apache.paimon.table.sink.CommitMessageImpl(
+                                m.getPartition(),
+                                m.getBucket(),
+                                null,
+                                new org.apache.paimon.io.DataIncrement(
+                                        Collections.emptyList(),
+                                        Collections.emptyList(),
+                                        Collections.emptyList(),
+                                        added,
+                                        deleted),
+                                org.apache.paimon.io.CompactIncrement.emptyIncrement()));
+            }
+            try (BatchTableCommit commit = table.newBatchWriteBuilder().newCommit()) {
+                commit.commit(messages);
+            }
+            Long id = table.snapshotManager().latestSnapshotId();
+            return id == null ? -1L : id;
+        }
+    }
+
+    /**
+     * The latest snapshot's DELETION_VECTORS index manifest entries and data files: {"snapshot_id",
+     * "entries": [{"partition": [values], "partition_hex": BinaryRow bytes, "bucket", "file_name",
+     * "path", "file_size", "row_count", "external_path", "ranges": [{"data_file", "offset",
+     * "length", "cardinality"}] in the file's order, "vectors": {data file: [deleted positions as
+     * readAllDeletionVectors reads them]}}], "files": [{"partition", "bucket", "file_name",
+     * "level", "row_count"}]}. Empty lists before the first snapshot.
+     */
+    public static String dvIndex(String warehouse, String db, String name) throws Exception {
+        try (Catalog catalog = catalog(warehouse)) {
+            FileStoreTable table = table(catalog, db, name);
+            RowType partitionType = table.schema().logicalPartitionType();
+            org.apache.paimon.Snapshot snapshot = table.snapshotManager().latestSnapshot();
+            ObjectNode out = MAPPER.createObjectNode();
+            ArrayNode entries = out.putArray("entries");
+            ArrayNode files = out.putArray("files");
+            if (snapshot == null) {
+                out.putNull("snapshot_id");
+                return MAPPER.writeValueAsString(out);
+            }
+            out.put("snapshot_id", snapshot.id());
+            Map<String, Long> rowCounts = new LinkedHashMap<>();
+            for (org.apache.paimon.manifest.ManifestEntry e :
+                    table.store().newScan().withSnapshot(snapshot).plan().files()) {
+                ObjectNode node = files.addObject();
+                node.set("partition", encodeRow(e.partition(), partitionType));
+                node.put("bucket", e.bucket());
+                node.put("file_name", e.file().fileName());
+                node.put("level", e.file().level());
+                node.put("row_count", e.file().rowCount());
+                rowCounts.put(e.file().fileName(), e.file().rowCount());
+            }
+            org.apache.paimon.index.IndexFileHandler handler =
+                    table.store().newIndexFileHandler();
+            for (org.apache.paimon.manifest.IndexManifestEntry e :
+                    handler.scan(
+                            snapshot,
+                            org.apache.paimon.deletionvectors.DeletionVectorsIndexFile
+                                    .DELETION_VECTORS_INDEX)) {
+                org.apache.paimon.index.IndexFileMeta meta = e.indexFile();
+                ObjectNode node = entries.addObject();
+                node.set("partition", encodeRow(e.partition(), partitionType));
+                node.put("partition_hex", hex(e.partition().toBytes()));
+                node.put("bucket", e.bucket());
+                node.put("file_name", meta.fileName());
+                node.put("path", handler.filePath(e).toString());
+                node.put("file_size", meta.fileSize());
+                node.put("row_count", meta.rowCount());
+                node.put("external_path", meta.externalPath());
+                ArrayNode ranges = node.putArray("ranges");
+                for (org.apache.paimon.index.DeletionVectorMeta range : meta.dvRanges().values()) {
+                    ObjectNode r = ranges.addObject();
+                    r.put("data_file", range.dataFileName());
+                    r.put("offset", range.offset());
+                    r.put("length", range.length());
+                    r.put("cardinality", range.cardinality());
+                }
+                ObjectNode vectors = node.putObject("vectors");
+                Map<String, org.apache.paimon.deletionvectors.DeletionVector> read =
+                        handler.readAllDeletionVectors(e);
+                for (String dataFile : meta.dvRanges().keySet()) {
+                    vectors.set(dataFile, positions(read.get(dataFile), rowCounts.get(dataFile)));
+                }
+            }
+            return MAPPER.writeValueAsString(out);
+        }
+    }
+
+    /**
+     * A vector's deleted positions, ascending: a 32-bit vector's bitmap iterated, a 64-bit one
+     * (no public iterator) probed up to its data file's row count, and checked against its
+     * cardinality.
+     */
+    private static ArrayNode positions(
+            org.apache.paimon.deletionvectors.DeletionVector vector, Long rowCount) {
+        ArrayNode out = MAPPER.createArrayNode();
+        if (vector instanceof org.apache.paimon.deletionvectors.BitmapDeletionVector) {
+            Iterator<Integer> it =
+                    ((org.apache.paimon.deletionvectors.BitmapDeletionVector) vector)
+                            .get()
+                            .iterator();
+            while (it.hasNext()) {
+                out.add(Integer.toUnsignedLong(it.next()));
+            }
+        } else {
+            long limit = rowCount == null ? 0L : rowCount;
+            for (long p = 0; p < limit; p++) {
+                if (vector.isDeleted(p)) {
+                    out.add(p);
+                }
+            }
+        }
+        if (out.size() != vector.getCardinality()) {
+            throw new IllegalStateException(
+                    "vector of " + vector.getCardinality() + " positions, " + out.size()
+                            + " found within its data file's " + rowCount + " rows");
+        }
+        return out;
+    }
+
+    private static String hex(byte[] bytes) {
+        StringBuilder out = new StringBuilder(bytes.length * 2);
+        for (byte b : bytes) {
+            out.append(String.format("%02x", b & 0xff));
+        }
+        return out.toString();
     }
 }
