@@ -65,6 +65,7 @@ COMPACTION_FORCE_UP_LEVEL_0 = "compaction.force-up-level-0"
 COMPACTION_FORCE_REWRITE_ALL_FILES = "compaction.force-rewrite-all-files"
 COMPACTION_MIN_FILE_NUM = "compaction.min.file-num"
 COMPACTION_SMALL_FILE_RATIO = "compaction.small-file-ratio"
+COMPACTION_DELETE_RATIO_THRESHOLD = "compaction.delete-ratio-threshold"
 SOURCE_SPLIT_OPEN_FILE_COST = "source.split.open-file-cost"
 SOURCE_SPLIT_TARGET_SIZE = "source.split.target-size"
 TARGET_FILE_ROW_NUM = "target-file-row-num"
@@ -102,6 +103,8 @@ JAVA_LONG_MAX = 2**63 - 1
 # Options whose non-default value changes the data or its reading and is not implemented yet.
 _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
     "changelog-producer": {"none"},
+    # gentle: level 0 is pushed up only now and then (Java's LookupCompactMode); we always do
+    "lookup-compact": {"radical"},
     "row-tracking.enabled": {"false"},
     "data-evolution.enabled": {"false"},
     "bucket-function.type": {"default"},
@@ -506,6 +509,12 @@ class CoreOptions:
         return float(self._value(COMPACTION_SMALL_FILE_RATIO, 0.7))
 
     @property
+    def compaction_delete_ratio_threshold(self) -> float:
+        """An unaware-bucket append file whose deletion vector deletes more than this share of
+        its rows is compacted like a small file (Java: 0.2)."""
+        return float(self._value(COMPACTION_DELETE_RATIO_THRESHOLD, 0.2))
+
+    @property
     def source_split_open_file_cost(self) -> int:
         """The least weight of a file when files are packed into splits (Java: 4 mb)."""
         return self._size(SOURCE_SPLIT_OPEN_FILE_COST, 4 * 1024 * 1024)
@@ -548,7 +557,7 @@ class CoreOptions:
         return self._size(DELETION_VECTOR_INDEX_FILE_TARGET_SIZE, 2 * 1024 * 1024)
 
     @property
-    def batch_scan_skip_level_0(self) -> bool:
+    def batch_scan_skip_level0(self) -> bool:
         """Java's batchScanSkipLevel0: a batch read of a primary-key table leaves out level-0
         files, which a commit's lookup compaction has already folded into the levels above."""
         return self.deletion_vectors_enabled or self.merge_engine == "first-row"
@@ -729,6 +738,7 @@ _RANGES: dict[str, _Range] = {
     COMPACTION_SIZE_RATIO: _INT,
     COMPACTION_MIN_FILE_NUM: _INT,
     COMPACTION_SMALL_FILE_RATIO: _Range("double", lambda r: r >= 0, "0 or more"),
+    COMPACTION_DELETE_RATIO_THRESHOLD: _Range("double"),
     SOURCE_SPLIT_OPEN_FILE_COST: _MEMORY,
     SOURCE_SPLIT_TARGET_SIZE: _MEMORY,
     POSTPONE_DEFAULT_BUCKET_NUM: _at_least(1),
@@ -849,6 +859,12 @@ def check_ranges(options: Mapping[str, str], table: str, primary_key: bool) -> N
         )
     if primary_key:
         _check_lsm_triggers(options, where)
+        if o.deletion_vectors_enabled and o.merge_engine == "first-row":
+            # Java's SchemaValidation.validateForDeletionVectors
+            raise OptionError(
+                f"{where}First row merge engine does not need deletion vectors because there "
+                "is no deletion of old data in this merge engine."
+            )
     elif FULL_COMPACTION_DELTA_COMMITS in options and o.bucket == -1:
         raise OptionError(
             f"{where}option '{FULL_COMPACTION_DELTA_COMMITS}' is not supported by an append "

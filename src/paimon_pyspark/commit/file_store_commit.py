@@ -113,6 +113,7 @@ class CommitSettings:
     key_types: tuple[DataType, ...] = ()
     """Types of the trimmed primary key (empty for append tables)."""
     num_levels: int = 6
+    deletion_vectors: bool = False
     schema_id: int = 0
     """The schema the table was loaded with: the commit stamps the latest one from there on."""
 
@@ -133,7 +134,11 @@ class FileStoreCommit:
         self.manifests = manifests
         self.index_files = IndexFileHandler(manifests.file_io, settings.table_path, manifests.codec)
         self.conflicts = ConflictDetection(
-            settings.table_name, commit_user, settings.key_types, self._partition_text
+            settings.table_name,
+            commit_user,
+            settings.key_types,
+            self._partition_text,
+            settings.deletion_vectors and self._unaware,
         )
         self.append_commit_check_conflict = False
         """Check APPEND commits for conflicts too (Java's ``appendCommitCheckConflict``)."""
@@ -141,6 +146,11 @@ class FileStoreCommit:
         self._list_latest = False
         """The next attempt takes the newest id by listing, not the LATEST hint: the last one
         met a snapshot off the chain (commit/chain_check.py), which a hint may name too."""
+
+    @property
+    def _unaware(self) -> bool:
+        """A bucket-unaware append table (its vectors combine by index file name)."""
+        return self.settings.bucket == -1 and not self.settings.key_types
 
     def filter_committed(self, identifiers: Sequence[int]) -> list[int]:
         """The identifiers this commit user has not committed yet (Java's filterCommitted).
@@ -637,7 +647,7 @@ class FileStoreCommit:
             schema_id = self._latest_schema_id()
         base_metas = self.manifests.data_manifests(latest) if latest is not None else []
         if check and latest is not None:  # as Java: nothing to conflict with on a new table
-            self._check_conflicts(delta, base_metas, latest, kind)
+            self._check_conflicts(delta, base_metas, latest, kind, index_delta)
         else:
             merge_entries(delta)  # a delta alone must be consistent
 
@@ -657,7 +667,7 @@ class FileStoreCommit:
             index_manifest = latest.index_manifest if latest else None
             if index_delta:
                 index_manifest = self.index_files.write_manifest(
-                    index_manifest, index_delta, pf, s.bucket == -1 and not s.key_types
+                    index_manifest, index_delta, pf, self._unaware
                 )
                 written.append(index_manifest)
 
@@ -751,14 +761,25 @@ class FileStoreCommit:
         base_metas: list[mf.ManifestFileMeta],
         latest: Snapshot,
         kind: str,
+        index_delta: Sequence[IndexManifestEntry] = (),
     ) -> None:
         """Java's ConflictDetection.checkConflicts (commit/conflict_detection.py) against the
-        live files of the partitions this commit changes in ``latest``."""
-        partitions = {e.partition for e in delta}
+        live files (and, for deletion vectors, index files) of the partitions this commit
+        changes in ``latest``."""
+        partitions = {e.partition for e in delta} | {e.partition for e in index_delta}
         base = merge_entries(
             e for e in self.manifests.read_entries(base_metas) if e.partition in partitions
         )
-        self.conflicts.check_conflicts(latest.id, latest.commit_user, base, delta, kind)
+        base_index: list[IndexManifestEntry] = []
+        if latest.index_manifest and self.conflicts.reads_base_index(index_delta):
+            base_index = [
+                e
+                for e in self.index_files.read_manifest(latest.index_manifest)
+                if e.partition in partitions
+            ]
+        self.conflicts.check_conflicts(
+            latest.id, latest.commit_user, base, delta, kind, base_index, index_delta
+        )
 
 
 @dataclass
@@ -802,6 +823,7 @@ def new_store_commit(store: FileStore, commit_user: str) -> FileStoreCommit:
         if store.primary_keys
         else (),
         num_levels=o.num_levels,
+        deletion_vectors=o.deletion_vectors_enabled,
         schema_id=store.table_schema.id,
     )
     return FileStoreCommit(

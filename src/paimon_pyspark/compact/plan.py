@@ -20,12 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from paimon_pyspark.compact.append import (
-    pack_unaware,
-    pick_bucketed_full,
-    pick_bucketed_minor,
-    rewrite_append_files,
-)
+from paimon_pyspark.compact.append import append_dv_entries, pick_append, rewrite_append_files
 from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.mergetree.compact_settings import CompactSettings
 from paimon_pyspark.mergetree.compaction import (
@@ -37,12 +32,13 @@ from paimon_pyspark.mergetree.universal import Levels, key_order, pick_full_comp
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
-from paimon_pyspark.spec.manifest import ManifestEntry
+from paimon_pyspark.spec.manifest import IndexFileMeta, ManifestEntry
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
-from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.store.latest_plan import plan_latest
+from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.types.data_types import DataType
+from paimon_pyspark.write.compact_manager import dv_bases, restore_dv
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
@@ -60,7 +56,9 @@ class CompactTask:
 
     ``kind`` ``kv``: every file of a primary-key bucket, picked from in the task (as a Java
     writer does); a postpone compaction merges its records into such a bucket. ``append``:
-    exactly the append files to rewrite into one, in order.
+    exactly the append files to rewrite into one, in order. ``dv_index``: a primary-key
+    bucket's deletion-vector index file in the planned snapshot (its vectors are those of
+    ``files``), empty when it has none.
     """
 
     kind: str
@@ -70,37 +68,65 @@ class CompactTask:
     total_buckets: int
     files: tuple[DataFileMeta, ...]
     full: bool
+    dv_index: tuple[IndexFileMeta, ...] = ()
 
     MAGIC: ClassVar[bytes] = b"PPct"
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
 
     def to_bytes(self) -> bytes:
         """Versioned bytes (spec/versioned_record.py); the partition values travel as the
         partition row, read back with the table's partition types."""
         w = RecordWriter(self.MAGIC, self.VERSION).write_str(self.kind)
         w.write_bytes(self.partition).write_int(self.bucket).write_int(self.total_buckets)
-        return w.write_files(self.files).write_bool(self.full).to_bytes()
+        w.write_files(self.files).write_bool(self.full)
+        return write_index_files(w, self.partition, self.bucket, self.dv_index).to_bytes()
 
     def message(
-        self, before: Sequence[DataFileMeta], after: Sequence[DataFileMeta]
+        self,
+        before: Sequence[DataFileMeta],
+        after: Sequence[DataFileMeta],
+        dv_written: IndexFileMeta | None = None,
     ) -> CommitMessage:
-        """The task's result: its inputs replaced (compact_before) by its outputs."""
+        """The task's result: its inputs replaced (compact_before) by its outputs; and the
+        bucket's new deletion-vector index file, which replaces ``dv_index`` (see
+        write/compact_manager.py's MergeTreeWriteCompaction)."""
         increment = CompactIncrement(compact_before=tuple(before), compact_after=tuple(after))
+        if dv_written is not None:
+            increment = replace(
+                increment, new_index_files=(dv_written,), deleted_index_files=self.dv_index
+            )
         return CommitMessage(
             self.partition, self.bucket, self.total_buckets, compact_increment=increment
         )
 
     @staticmethod
     def from_bytes(data: bytes, partition_types: Sequence[DataType]) -> CompactTask:
-        r = RecordReader(data, CompactTask.MAGIC, {CompactTask.VERSION}, "compaction task")
+        r = RecordReader(data, CompactTask.MAGIC, {1, CompactTask.VERSION}, "compaction task")
         kind = r.read_str()
         if kind not in (KV, APPEND):
             raise r.error(f"unknown kind {kind!r}")
         partition, values = r.read_partition(partition_types)
         bucket, total = r.read_int(), r.read_int()
         files, full = r.read_files(), r.read_bool()
+        dv_index = read_index_files(r) if r.version >= 2 else ()
         r.finish()
-        return CompactTask(kind, partition, values, bucket, total, files, full)
+        return CompactTask(kind, partition, values, bucket, total, files, full, dv_index)
+
+
+def write_index_files(
+    w: RecordWriter, partition: bytes, bucket: int, metas: Sequence[IndexFileMeta]
+) -> RecordWriter:
+    """Index file metadata in a record: as the index files of a CommitMessage of their bucket,
+    so CommitMessageSerializer's IndexFileMeta codec (Java's) is the one that writes them."""
+    carrier = CompactIncrement(new_index_files=tuple(metas))
+    return w.write_messages([CommitMessage(partition, bucket, None, compact_increment=carrier)])
+
+
+def read_index_files(r: RecordReader) -> tuple[IndexFileMeta, ...]:
+    messages = r.read_messages()
+    if len(messages) != 1:
+        raise r.error(f"{len(messages)} carriers of index files, expected 1")
+    return messages[0].compact_increment.new_index_files
 
 
 @dataclass(frozen=True)
@@ -185,37 +211,48 @@ def _plan_compaction(
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
         totals[(e.partition, e.bucket)] = e.total_buckets
     s = CompactSettings.of(table)
+    dv_entries = append_dv_entries(table, snapshot)
+    kv_vectors = dv_bases(table, snapshot) if table.primary_keys else {}
     tasks: list[CompactTask] = []
     for (partition, bucket), files in groups.items():
         total = totals[(partition, bucket)]
         values = values_of[partition]
         if table.primary_keys:
-            if _kv_has_work(table, files, full, s):
-                tasks.append(CompactTask(KV, partition, values, bucket, total, tuple(files), full))
-        elif table.bucket_mode == BucketMode.BUCKET_UNAWARE:
-            for group in pack_unaware(files, s):
+            base = kv_vectors.get((partition, bucket))
+            dv = (base,) if base is not None else ()
+            if _kv_has_work(table, files, full, s, dv):
                 tasks.append(
-                    CompactTask(APPEND, partition, values, bucket, total, tuple(group), full)
+                    CompactTask(KV, partition, values, bucket, total, tuple(files), full, dv)
                 )
         else:
-            picked = pick_bucketed_full(files, s) if full else pick_bucketed_minor(files, s)
-            if picked:
+            picks = pick_append(table, snapshot, partition, bucket, files, full, s, dv_entries)
+            for group in picks:
                 tasks.append(
-                    CompactTask(APPEND, partition, values, bucket, total, tuple(picked), full)
+                    CompactTask(APPEND, partition, values, bucket, total, tuple(group), full)
                 )
     return CompactPlan(snapshot.id, tuple(tasks), len(groups))
 
 
 def _kv_has_work(
-    table: FileStore, files: Sequence[DataFileMeta], full: bool, s: CompactSettings
+    table: FileStore,
+    files: Sequence[DataFileMeta],
+    full: bool,
+    s: CompactSettings,
+    dv_index: Sequence[IndexFileMeta] = (),
 ) -> bool:
     """Whether the first round of the bucket's compaction picks anything (a second round only
-    runs on what the first one changed, so no first pick means no work)."""
+    runs on what the first one changed, so no first pick means no work). ``dv_index``: the
+    bucket's deletion-vector index file (a full compaction rewrites top-level files with a
+    vector)."""
     types = [table.table_schema.field(k).type for k in table.table_schema.trimmed_primary_keys()]
     levels = Levels(files, s.num_levels, key_order(types))
     runs = levels.level_sorted_runs()
     if full:
-        return pick_full_compaction(levels.num_levels, runs, s.force_rewrite_all_files) is not None
+        with_vector = {r.data_file_name for m in dv_index for r in m.dv_ranges or ()}
+        unit = pick_full_compaction(
+            levels.num_levels, runs, s.force_rewrite_all_files, with_vector.__contains__
+        )
+        return unit is not None
     return pick_minor(strategy_of(s), levels.num_levels, runs) is not None
 
 
@@ -225,17 +262,48 @@ def _kv_has_work(
 def run_task(table: FileStore, task: CompactTask) -> CommitMessage | None:
     """Compact one task's files; the message holds inputs as compact_before, outputs after."""
     if task.kind == KV:
+        dv = restore_dv(table, task.dv_index[0] if task.dv_index else None)
         before, after = compact_kv_bucket(
-            table, task.partition_values, task.bucket, task.files, task.full
+            table, task.partition_values, task.bucket, task.files, task.full, dv=dv
         )
+        if dv is None or not (before or after):
+            return task.message(before, after) if before or after else None
+        try:
+            written = dv.write_index(PathFactory(table.path))
+        except BaseException:
+            _delete_outputs(table, task, before, after)
+            raise
+        return task.message(before, after, written)
     else:
         before = list(task.files)
-        after = rewrite_append_files(
+        after, index = rewrite_append_files(
             table, task.partition, task.partition_values, task.bucket, task.files
         )
+        if not index.is_empty():
+            message = task.message(before, after)
+            increment = replace(
+                message.compact_increment,
+                new_index_files=index.added,
+                deleted_index_files=index.deleted,
+            )
+            return replace(message, compact_increment=increment)
     if not before and not after:
         return None
     return task.message(before, after)
+
+
+def _delete_outputs(
+    table: FileStore,
+    task: CompactTask,
+    before: Sequence[DataFileMeta],
+    after: Sequence[DataFileMeta],
+) -> None:
+    """Delete the files a compaction of ``task`` wrote (never an upgraded input)."""
+    inputs = {f.file_name for f in before}
+    path = table.bucket_path(task.partition_values, task.bucket)
+    for f in after:
+        if f.file_name not in inputs:
+            table.file_io.delete_quietly(f"{path}/{f.file_name}")
 
 
 def written_only(message: CommitMessage) -> CommitMessage:
@@ -244,6 +312,8 @@ def written_only(message: CommitMessage) -> CommitMessage:
     An upgraded file is in compact_before and compact_after under the same name; it is a live
     file of the table and must survive an aborted compaction.
     """
-    inputs = {f.file_name for f in message.compact_increment.compact_before}
-    written = tuple(f for f in message.compact_increment.compact_after if f.file_name not in inputs)
-    return replace(message, compact_increment=CompactIncrement(compact_after=written))
+    increment = message.compact_increment
+    inputs = {f.file_name for f in increment.compact_before}
+    written = tuple(f for f in increment.compact_after if f.file_name not in inputs)
+    kept = CompactIncrement(compact_after=written, new_index_files=increment.new_index_files)
+    return replace(message, compact_increment=kept)

@@ -44,7 +44,14 @@ import pyarrow as pa
 
 from paimon_pyspark.bucket.fixed import FixedBucketAssigner
 from paimon_pyspark.commit.overwrite import Overwrite
-from paimon_pyspark.compact.plan import KV, CompactTask, PartitionFilter, kept_entries
+from paimon_pyspark.compact.plan import (
+    KV,
+    CompactTask,
+    PartitionFilter,
+    kept_entries,
+    read_index_files,
+    write_index_files,
+)
 from paimon_pyspark.errors import CompactArgumentError
 from paimon_pyspark.io.data_file_reader import read_kv_records
 from paimon_pyspark.merge.merge_function import MergeSettings, merge
@@ -59,6 +66,7 @@ from paimon_pyspark.spec.data_file_meta import (
     DataFileMeta,
 )
 from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER
+from paimon_pyspark.spec.manifest import IndexFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET, BucketMode
@@ -66,6 +74,7 @@ from paimon_pyspark.store.latest_plan import plan_latest
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.store.postpone import known_num_buckets, order_postpone_files
 from paimon_pyspark.types.data_types import DataType
+from paimon_pyspark.write.compact_manager import dv_bases, restore_dv
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
@@ -74,16 +83,18 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class PostponePartition:
     """The postpone files of one partition, in write order, its real bucket count, and the
-    live files of its real buckets (what their compaction merges the records into)."""
+    live files of its real buckets (what their compaction merges the records into), with their
+    deletion-vector index files (``bucket_dv``, tables with deletion vectors)."""
 
     partition: bytes
     partition_values: tuple[Any, ...]
     num_buckets: int
     files: tuple[DataFileMeta, ...]
     bucket_files: dict[int, tuple[DataFileMeta, ...]] = field(default_factory=dict)
+    bucket_dv: dict[int, IndexFileMeta] = field(default_factory=dict)
 
     MAGIC: ClassVar[bytes] = b"PPpp"
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
 
     def removal(self) -> CommitMessage:
         """The message that retires this partition's postpone files (bucket -2)."""
@@ -95,8 +106,10 @@ class PostponePartition:
     def bucket_task(self, bucket: int, full: bool) -> CompactTask:
         """The compaction of real bucket ``bucket`` that receives this partition's records."""
         files = self.bucket_files.get(bucket, ())
+        found = self.bucket_dv.get(bucket)
+        dv = (found,) if found is not None else ()
         return CompactTask(
-            KV, self.partition, self.partition_values, bucket, self.num_buckets, files, full
+            KV, self.partition, self.partition_values, bucket, self.num_buckets, files, full, dv
         )
 
     def to_bytes(self) -> bytes:
@@ -105,12 +118,15 @@ class PostponePartition:
         w.write_int(self.num_buckets).write_files(self.files).write_int(len(self.bucket_files))
         for bucket, files in self.bucket_files.items():
             w.write_int(bucket).write_files(files)
+        w.write_int(len(self.bucket_dv))
+        for bucket, meta in self.bucket_dv.items():
+            write_index_files(w.write_int(bucket), self.partition, bucket, [meta])
         return w.to_bytes()
 
     @staticmethod
     def from_bytes(data: bytes, partition_types: Sequence[DataType]) -> PostponePartition:
         r = RecordReader(
-            data, PostponePartition.MAGIC, {PostponePartition.VERSION}, "postpone partition"
+            data, PostponePartition.MAGIC, {1, PostponePartition.VERSION}, "postpone partition"
         )
         partition, values = r.read_partition(partition_types)
         num_buckets, files = r.read_int(), r.read_files()
@@ -118,8 +134,15 @@ class PostponePartition:
         for _ in range(r.read_int()):
             bucket = r.read_int()
             buckets[bucket] = r.read_files()
+        vectors: dict[int, IndexFileMeta] = {}
+        for _ in range(r.read_int() if r.version >= 2 else 0):
+            bucket = r.read_int()
+            metas = read_index_files(r)
+            if len(metas) != 1:
+                raise r.error(f"bucket {bucket} has {len(metas)} deletion-vector index files")
+            vectors[bucket] = metas[0]
         r.finish()
-        return PostponePartition(partition, values, num_buckets, files, buckets)
+        return PostponePartition(partition, values, num_buckets, files, buckets, vectors)
 
 
 @dataclass(frozen=True)
@@ -135,7 +158,6 @@ class PostponePlan:
 def plan_postpone(table: FileStore, keep_partition: PartitionFilter | None) -> PostponePlan:
     """The postpone partitions of the latest snapshot that ``keep_partition`` keeps (planned
     again on the newest snapshot if it expires meanwhile)."""
-    table.check_deletion_vectors_writable()
     return plan_latest(table, lambda s: _plan_postpone(table, s, keep_partition))
 
 
@@ -155,6 +177,7 @@ def _plan_postpone(
             postpone.setdefault(e.partition, []).append(e.file)
         elif e.bucket >= 0:
             bucket_files.setdefault(e.partition, {}).setdefault(e.bucket, []).append(e.file)
+    vectors = dv_bases(table, snapshot)
     partitions = tuple(
         PostponePartition(
             p,
@@ -162,6 +185,7 @@ def _plan_postpone(
             known.get(p, default),
             tuple(order_postpone_files(fs)),
             {b: tuple(files) for b, files in bucket_files.get(p, {}).items()},
+            {b: meta for (q, b), meta in vectors.items() if q == p and b >= 0},
         )
         for p, fs in postpone.items()
     )
@@ -219,9 +243,10 @@ def compact_postpone_bucket(
     merged = merge(records, keys, settings, drop_delete=False, buffer=True)
     new = write_sorted_run(table, values, task.bucket, merged, 0, FILE_SOURCE_APPEND)
     rounds = 2 if task.full else 1
+    dv = restore_dv(table, task.dv_index[0] if task.dv_index else None)
     try:
         before, after = compact_kv_bucket(
-            table, values, task.bucket, [*task.files, *new], task.full, rounds
+            table, values, task.bucket, [*task.files, *new], task.full, rounds, dv=dv
         )
     except BaseException:
         _delete(table, task, new)
@@ -232,7 +257,12 @@ def compact_postpone_bucket(
     _delete(table, task, [f for f in new if f.file_name in before_names - after_names])
     kept_before = [f for f in before if f.file_name not in new_names]
     kept_after = [*after, *(f for f in new if f.file_name not in before_names)]
-    return task.message(kept_before, kept_after)
+    try:
+        written = dv.write_index(PathFactory(table.path)) if dv is not None else None
+    except BaseException:
+        _delete(table, task, [f for f in kept_after if f.file_name not in before_names])
+        raise
+    return task.message(kept_before, kept_after, written)
 
 
 def _delete(table: FileStore, task: CompactTask, files: Sequence[DataFileMeta]) -> None:
@@ -297,7 +327,6 @@ def plan_rescale(
     """Java's RescaleProcedure up to the write: the kept partitions' real-bucket splits of the
     latest snapshot (a batch scan never returns postpone files) and a dynamic overwrite of
     the rescaled table planned against that snapshot."""
-    table.check_deletion_vectors_writable()
     rescaled = rescaled_table(table, bucket_num)
 
     def plan(snapshot: Snapshot | None) -> RescalePlan:

@@ -51,7 +51,7 @@ from paimon_pyspark.compact.plan import (
     PartitionFilter,
     kept_entries,
 )
-from paimon_pyspark.errors import CompactArgumentError
+from paimon_pyspark.errors import CompactArgumentError, UnsupportedOptionError
 from paimon_pyspark.io.data_file import DataFileSettings
 from paimon_pyspark.mergetree.spill import SpillSettings, SpillWriter
 from paimon_pyspark.options import parse_java_int
@@ -186,8 +186,14 @@ def var_length_contribution(table: FileStore) -> int:
 def plan_sort(table: FileStore, keep_partition: PartitionFilter | None) -> CompactPlan:
     """One task per kept partition holding every live file of it, as Java's ``packForSort``
     makes each partition one sort group; sorting never skips a partition for being sorted.
-    Planned on the latest snapshot, again on the newest if it expires meanwhile."""
-    table.check_deletion_vectors_writable()
+    Planned on the latest snapshot, again on the newest if it expires meanwhile. Tables with
+    deletion vectors are refused: the sort would neither apply nor drop them."""
+    if table.options.deletion_vectors_enabled:
+        raise UnsupportedOptionError(
+            f"Table '{table.name}': sort compaction of a table with 'deletion-vectors.enabled' "
+            "= 'true' is not supported by paimon_pyspark yet; compact it without "
+            "order_strategy."
+        )
     return plan_latest(table, lambda s: _plan_sort(table, s, keep_partition))
 
 

@@ -5,6 +5,12 @@ with, matched to the current schema by field id) and org.apache.paimon.io.KeyVal
 key-value files are read with their ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``, and key fields are
 taken from the value columns, never from the ``_KEY_`` columns, as Java readers do since 1.0, so
 thin and full files read the same way. Compaction and the merge-on-read both read through here.
+
+A file's deletion vector (spec/deletion_vector.py) names rows by their position in the whole
+file, so a reader drops them with :func:`drop_deleted` given the file position of the first row
+it holds: 0 for a whole file, the rows of the row groups before it for one row group
+(:func:`row_group_rows` reads them from the footer), the slice's start for a slice. Nothing is
+pruned inside a file before that, so positions are never lost.
 """
 
 from __future__ import annotations
@@ -13,14 +19,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as porc
 import pyarrow.parquet as pq
 
 from paimon_pyspark.errors import CorruptTableError
-from paimon_pyspark.format.files import from_orc_table, parquet_row_groups, read_file
+from paimon_pyspark.format.files import from_orc_table, read_file
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.deletion_vector import DeletionVector
 from paimon_pyspark.spec.key_value import (
     SEQUENCE_NUMBER,
     SEQUENCE_NUMBER_ID,
@@ -80,12 +88,60 @@ def read_data_file(
     return mapping.current(data)
 
 
-def row_groups(store: FileStore, bucket_path: str, f: DataFileMeta) -> int | None:
-    """How many row groups a Parquet data file has (its footer is read); None for ORC and
-    Avro files, which are read whole."""
+def row_group_rows(store: FileStore, bucket_path: str, f: DataFileMeta) -> list[int] | None:
+    """The row count of each row group of a Parquet data file (its footer is read); None for
+    ORC and Avro files, which are read whole."""
     if file_format_of(store, f) != "parquet":
         return None
-    return parquet_row_groups(store.file_io, f"{bucket_path}/{f.file_name}")
+    path = f"{bucket_path}/{f.file_name}"
+    try:
+        with store.file_io.open_input(path) as stream:
+            footer = pq.ParquetFile(stream).metadata
+            return [footer.row_group(g).num_rows for g in range(footer.num_row_groups)]
+    except (OSError, pa.ArrowInvalid) as e:
+        raise CorruptTableError(f"Data file '{path}' cannot be read: {e}") from e
+
+
+def kept_rows(
+    deleted: DeletionVector | None, row_count: int, first_row: int = 0
+) -> npt.NDArray[np.bool_] | None:
+    """Which of the ``row_count`` rows from file position ``first_row`` on the deletion vector
+    ``deleted`` keeps, or None when it deletes none of them."""
+    if deleted is None or row_count == 0:
+        return None
+    keep = deleted.keep_mask(row_count, first_row)
+    return None if keep.all() else keep
+
+
+def drop_deleted(table: pa.Table, deleted: DeletionVector | None, first_row: int = 0) -> pa.Table:
+    """``table`` (rows ``first_row ..`` of one data file, in file order) without the rows its
+    deletion vector ``deleted`` marks; as it is when none falls in its range."""
+    keep = kept_rows(deleted, table.num_rows, first_row)
+    return table if keep is None else table.filter(pa.array(keep))
+
+
+def iter_live_rows(
+    store: FileStore,
+    bucket_path: str,
+    f: DataFileMeta,
+    fields: Sequence[DataField],
+    system: bool,
+    batch_rows: int,
+    deleted: DeletionVector | None,
+) -> Iterator[tuple[pa.Table, npt.NDArray[np.int64]]]:
+    """:func:`iter_data_file` without the rows ``deleted`` marks, each batch with its rows'
+    positions in the file (Java's ApplyDeletionVectorReader with the returned positions;
+    Spark's ``_metadata.row_index``): what a DELETE marks and a lookup compaction deletes."""
+    start = 0
+    for rows in iter_data_file(store, bucket_path, f, fields, system, batch_rows):
+        n = rows.num_rows
+        positions = np.arange(start, start + n, dtype=np.int64)
+        keep = kept_rows(deleted, n, start)
+        if keep is not None:
+            rows = rows.filter(pa.array(keep))
+            positions = positions[keep]
+        start += n
+        yield rows, positions
 
 
 def iter_data_file(
@@ -251,14 +307,21 @@ def read_kv_records(
     bucket_path: str,
     files: Sequence[DataFileMeta],
     fields: Sequence[DataField] | None = None,
+    vectors: Mapping[str, DeletionVector] | None = None,
 ) -> pa.Table:
     """All table columns (or ``fields``) + ``_SEQUENCE_NUMBER`` + ``_VALUE_KIND`` of ``files``,
-    unmerged.
+    unmerged, without the rows their deletion ``vectors`` (by file name) mark.
 
     The entry point for the merge-on-read and for postpone files.
     """
     cols = list(store.fields) if fields is None else list(fields)
-    parts = [read_data_file(store, bucket_path, f, cols, system=True) for f in files]
+    found = vectors or {}
+    parts = [
+        drop_deleted(
+            read_data_file(store, bucket_path, f, cols, system=True), found.get(f.file_name)
+        )
+        for f in files
+    ]
     if not parts:
         return to_arrow_schema([*cols, *SYSTEM_FIELDS]).empty_table()
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]

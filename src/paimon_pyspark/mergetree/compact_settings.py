@@ -40,7 +40,6 @@ class CompactSettings:
     def of(store: FileStore) -> CompactSettings:
         o = store.options
         o.check_compaction_supported()
-        store.check_deletion_vectors_writable()
         trigger = o.num_sorted_run_compaction_trigger
         num_levels = o.num_levels
         if num_levels < 2:

@@ -15,14 +15,19 @@ org.apache.paimon.mergetree.MergeTreeWriter (updateCompactResult):
     result    compact_before = inputs (as first seen), compact_after = outputs still alive
 
 Retractions are dropped only when no older data can hide outside the unit (see
-``universal.drop_delete``). Records are merged with the table's merge function, the same one
-the write buffer and merge-on-read use.
+``universal.drop_delete``; with deletion vectors whenever the output is above level 0).
+Records are merged with the table's merge function, the same one the write buffer and
+merge-on-read use.
 
-Tables that need lookup (Java's CoreOptions.needLookup: ``first-row``, ``force-lookup``) pick
-with ForceUpLevel0Compaction, and ``TableWrite`` compacts their buckets at every commit. First-row
-tables rewrite with ``FirstRowLookupRewriter`` (LookupMergeTreeCompactRewriter with
-FirstRowMergeFunctionWrapper): a key seen only in level-0 files is dropped when a level above
-the output already holds it, since the first row of a key is final.
+Tables that need lookup (Java's CoreOptions.needLookup: ``first-row``, deletion vectors,
+``force-lookup``) pick with ForceUpLevel0Compaction, and ``TableWrite`` compacts their buckets at
+every commit. First-row tables rewrite with ``FirstRowLookupRewriter`` (Java's
+LookupMergeTreeCompactRewriter with FirstRowMergeFunctionWrapper): a key seen only in level-0
+files is dropped when a level above the output already holds it, since the first row of a key
+is final. Tables with
+deletion vectors rewrite with ``dv_lookup.DvLookupRewriter``, which marks the rows of levels
+above that the output replaces in the bucket's vectors (``dv``), and a full compaction also
+rewrites top-level files that have a vector.
 """
 
 from __future__ import annotations
@@ -33,14 +38,21 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.io.data_file_reader import iter_data_file, iter_kv_records
 from paimon_pyspark.merge.merge_function import DEDUPLICATE, FIRST_ROW, MergeSettings, merge
 from paimon_pyspark.mergetree.compact_settings import CompactSettings
+from paimon_pyspark.mergetree.dv_lookup import DvLookupRewriter
+from paimon_pyspark.mergetree.rewriter import (
+    ABOVE_LEVEL_0,
+    CompactResult,
+    MergeTreeRewriter,
+    files_above,
+    keys_in,
+    lanes,
+)
 from paimon_pyspark.mergetree.sort_merge import MERGE_BATCH_ROWS, concat, merge_sorted_runs
-from paimon_pyspark.mergetree.sorted_run_writer import SortedRunWriter, open_sorted_run
-from paimon_pyspark.mergetree.spill import SpillFile, SpillSettings, delete_all
 from paimon_pyspark.mergetree.universal import (
     CompactStrategy,
     CompactUnit,
@@ -55,19 +67,9 @@ from paimon_pyspark.mergetree.universal import (
     pick_full_compaction,
     pick_minor,
 )
-from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
+from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.store.deletion_vectors import BucketDvMaintainer
 from paimon_pyspark.store.file_store import FileStore
-from paimon_pyspark.store.paths import PathFactory
-
-
-@dataclass
-class CompactResult:
-    before: list[DataFileMeta] = field(default_factory=list)
-    after: list[DataFileMeta] = field(default_factory=list)
-
-    def merge(self, other: CompactResult) -> None:
-        self.before += other.before
-        self.after += other.after
 
 
 def strategy_of(s: CompactSettings) -> CompactStrategy:
@@ -80,94 +82,19 @@ def strategy_of(s: CompactSettings) -> CompactStrategy:
 def lookup_compaction_supported(store: FileStore) -> bool:
     """Whether this table needs lookup and our rewriters write what Java's lookup rewriter does.
 
-    First-row: ``FirstRowLookupRewriter``. Deduplicate without ``sequence.field``: the plain
-    rewrite keeps the newest record, as Java's LookupChangelogMergeFunctionWrapper does. Other
-    ``force-lookup`` tables would need Java's LookupMergeFunction (only the newest record above
-    level 0 takes part, in compaction and in reads), which is not implemented.
+    Deletion vectors: ``DvLookupRewriter``, every merge engine Java allows with them (first-row
+    is refused, as Java's SchemaValidation refuses it). First-row: ``FirstRowLookupRewriter``.
+    Deduplicate without ``sequence.field``: the plain rewrite keeps the newest record, as Java's
+    LookupChangelogMergeFunctionWrapper does. Other ``force-lookup`` tables would need Java's
+    LookupMergeFunction (only the newest record above level 0 takes part, in compaction and in
+    reads), which is not implemented without deletion vectors.
     """
     if not CompactSettings.of(store).need_lookup:
         return False
+    if store.options.deletion_vectors_enabled:
+        return True
     m = MergeSettings.from_table(store)
     return m.engine == FIRST_ROW or (m.engine == DEDUPLICATE and not m.sequence_fields)
-
-
-class MergeTreeRewriter:
-    """Reads files of one bucket as key-value records, merges them and writes a sorted run.
-
-    The sections are merged as one stream (``sort_merge.merge_sorted_runs`` over ``lanes``):
-    at most ``batch_rows`` rows of each run are read at a time, so the memory a rewrite takes
-    depends on the number of runs and the batch size, not on how much data they hold.
-    """
-
-    def __init__(
-        self,
-        store: FileStore,
-        partition_values: Sequence[Any],
-        bucket: int,
-        batch_rows: int = MERGE_BATCH_ROWS,
-    ) -> None:
-        self.store = store
-        self.partition_values = list(partition_values)
-        self.bucket = bucket
-        self.batch_rows = batch_rows
-        rel = store.partition_rel_path(self.partition_values)
-        self.bucket_path = PathFactory(store.path).bucket_path(rel, bucket)
-        self.keys = store.table_schema.trimmed_primary_keys()
-        self.merge_settings = MergeSettings.from_table(store)
-        self.spill_threshold = store.options.sort_spill_threshold
-        self.spill_settings = SpillSettings.of(store.options)
-
-    def rewrite(
-        self, output_level: int, dropping: bool, sections: Sequence[Sequence[SortedRun]]
-    ) -> CompactResult:
-        files = [f for section in sections for run in section for f in run.files]
-        writer = self.open(output_level)
-        spilled: list[SpillFile] = []
-        try:
-            runs = self.read_runs(lanes(sections), spilled)
-            for pieces in merge_sorted_runs(runs, self.keys):
-                records = concat(pieces)
-                if records is not None:
-                    writer.add(merge(records, self.keys, self.merge_settings, dropping))
-            return CompactResult(list(files), writer.close())
-        except BaseException:
-            writer.abort()
-            raise
-        finally:
-            delete_all(spilled)
-
-    def read_runs(
-        self, runs: Sequence[Sequence[DataFileMeta]], spilled: list[SpillFile]
-    ) -> list[Iterator[pa.Table]]:
-        """Sorted runs of files, each read batch by batch. Beyond ``sort-spill-threshold``
-        runs, the smallest are first copied to local spill files (Java's MergeSorter), which
-        ``spilled`` collects for the caller to delete."""
-        readers = [self.read_run(run) for run in runs]
-        extra = len(runs) - self.spill_threshold
-        if extra > 0:
-            size = [sum(f.file_size for f in run) for run in runs]
-            for i in sorted(range(len(runs)), key=lambda i: size[i])[:extra]:
-                spilled.append(SpillFile.write(readers[i], self.spill_settings))
-                readers[i] = spilled[-1].batches()
-        return readers
-
-    def read_run(self, files: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
-        """The KV records of one sorted run's files, in batches, in key order."""
-        return iter_kv_records(self.store, self.bucket_path, files, self.batch_rows)
-
-    def open(self, output_level: int) -> SortedRunWriter:
-        return open_sorted_run(
-            self.store, self.partition_values, self.bucket, output_level, FILE_SOURCE_COMPACT
-        )
-
-    def delete(self, f: DataFileMeta) -> None:
-        self.store.file_io.delete_quietly(f"{self.bucket_path}/{f.file_name}")
-
-    def upgrade(self, output_level: int, f: DataFileMeta) -> CompactResult:
-        return CompactResult([f], [f.with_level(output_level)])
-
-
-_ABOVE_LEVEL_0 = "__paimon_above_level_0"
 
 
 class FirstRowLookupRewriter(MergeTreeRewriter):
@@ -205,7 +132,8 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
         try:
             unit = lanes(sections)
             runs = [self._read_marked(run) for run in unit]
-            runs += [self._read_keys(level) for level in self._files_above(output_level, files)]
+            above = files_above(self.levels, output_level, files)
+            runs += [self._read_keys(level) for level in above]
             for pieces in merge_sorted_runs(runs, self.keys):
                 merged = self._merge(pieces[: len(unit)], pieces[len(unit) :], dropping)
                 if merged is not None:
@@ -227,8 +155,8 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
         records = concat(unit)
         if records is None:
             return None
-        high = records.filter(records.column(_ABOVE_LEVEL_0)).select(self.keys)
-        records = records.drop_columns([_ABOVE_LEVEL_0])
+        high = records.filter(records.column(ABOVE_LEVEL_0)).select(self.keys)
+        records = records.drop_columns([ABOVE_LEVEL_0])
         merged = merge(records, self.keys, self.merge_settings, dropping)
         keys_above = concat(above)
         if keys_above is not None and merged.num_rows:
@@ -243,59 +171,13 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
         for f in files:
             for batch in iter_kv_records(self.store, self.bucket_path, [f], self.batch_rows):
                 mark = pa.array(np.full(batch.num_rows, f.level > 0))
-                yield batch.append_column(_ABOVE_LEVEL_0, mark)
+                yield batch.append_column(ABOVE_LEVEL_0, mark)
 
     def _read_keys(self, files: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
         for f in files:
             yield from iter_data_file(
                 self.store, self.bucket_path, f, self.key_fields, False, self.batch_rows
             )
-
-    def _files_above(
-        self, output_level: int, files: Sequence[DataFileMeta]
-    ) -> list[list[DataFileMeta]]:
-        """Per level above ``output_level`` (each one sorted run), its files whose key range
-        meets ``files``'."""
-        order = self.levels.order
-        lo = min(order(f.min_key) for f in files)
-        hi = max(order(f.max_key) for f in files)
-        levels = [
-            [f for f in run if order(f.max_key) >= lo and order(f.min_key) <= hi]
-            for run in self.levels.runs[output_level:]
-        ]
-        return [level for level in levels if level]
-
-
-def lanes(sections: Sequence[Sequence[SortedRun]]) -> list[list[DataFileMeta]]:
-    """The runs of key-ordered, disjoint sections as sorted runs across sections: lane ``i``
-    holds run ``i`` of every section that has one, so one streaming merge of the lanes merges
-    the sections in turn (and joins float keys at their borders, as one merge of all the
-    records would) with one batch per lane in memory."""
-    out: list[list[DataFileMeta]] = [[] for _ in range(max((len(s) for s in sections), default=0))]
-    for section in sections:
-        for lane, run in zip(out, section, strict=False):
-            lane.extend(run.files)
-    return out
-
-
-def keys_in(records: pa.Table, keys_of: pa.Table, key_names: Sequence[str]) -> np.ndarray:
-    """Per row of ``records``: whether its key (``key_names``) is one of ``keys_of``'s rows."""
-    if len(key_names) == 1:
-        values = keys_of.column(key_names[0]).combine_chunks()
-        found = pc.is_in(records.column(key_names[0]), value_set=values)
-        return np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)
-    # several key columns: number each column's values over both tables, then whole keys
-    n = records.num_rows
-    codes = []
-    for k in key_names:
-        both = pa.chunked_array(
-            records.column(k).chunks + keys_of.column(k).chunks, records.column(k).type
-        ).combine_chunks()
-        encoded = pc.dictionary_encode(both, null_encoding="encode")
-        codes.append(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64))
-    _, whole = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)
-    whole = whole.reshape(-1)
-    return np.isin(whole[:n], whole[n:])
 
 
 def run_unit(
@@ -306,7 +188,8 @@ def run_unit(
     order: KeyOrder,
     rewriter: MergeTreeRewriter,
 ) -> CompactResult:
-    """One compaction unit (Java's MergeTreeCompactTask.doCompact).
+    """One compaction unit (Java's MergeTreeCompactTask.doCompact, or FileRewriteCompactTask
+    for a ``file_rewrite`` unit).
 
     Sections that overlap are merged. A section of one run is walked file by file: small files
     join the pending rewrite, a big file first flushes what is pending, then is upgraded. A
@@ -334,6 +217,10 @@ def run_unit(
             result.merge(rewriter.upgrade(output, f))
 
     try:
+        if unit.file_rewrite:  # Java's FileRewriteCompactTask: each file rewritten alone
+            for f in unit.files:
+                result.merge(rewriter.rewrite(output, dropping, [[SortedRun((f,))]]))
+            return result
         for section in interval_partition(unit.files, order):
             if len(section) > 1:
                 candidate.append(list(section))
@@ -388,36 +275,53 @@ def compact_kv_bucket(
     full: bool,
     rounds: int = 2,
     batch_rows: int = MERGE_BATCH_ROWS,
+    dv: BucketDvMaintainer | None = None,
 ) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
     """Compact one bucket; returns (compact_before, compact_after), both empty if nothing to do.
 
     ``rounds`` = 2 for the compact procedure (Java's writer compacts, then its prepareCommit
     triggers once more); a writer's commit (``TableWrite``) triggers once, ``rounds`` = 1.
     ``batch_rows``: rows read at a time from each sorted run a rewrite merges.
+    ``dv``: the bucket's deletion vectors, restored from the snapshot ``files`` come from; a
+    table with deletion vectors needs it (``DvLookupRewriter`` changes it: the caller writes
+    its index file once the compaction is done, and drops it if the compaction fails).
     On failure every file this call wrote is deleted before the error propagates; upgraded
     files are inputs still in use and are never deleted.
     """
     s = CompactSettings.of(store)
+    if store.options.deletion_vectors_enabled and dv is None:
+        raise UnsupportedOptionError(
+            f"Table '{store.name}': compacting bucket {bucket} of a table with deletion vectors "
+            "needs the bucket's vectors; none were given."
+        )
     key_fields = [store.table_schema.field(k) for k in store.table_schema.trimmed_primary_keys()]
     order = key_order([f.type for f in key_fields])
     levels = Levels(files, s.num_levels, order)
     strategy = strategy_of(s)
-    rewriter = (
-        FirstRowLookupRewriter(store, partition_values, bucket, levels, batch_rows)
-        if s.need_lookup and MergeSettings.from_table(store).engine == FIRST_ROW
-        else MergeTreeRewriter(store, partition_values, bucket, batch_rows)
-    )
+    rewriter: MergeTreeRewriter
+    if dv is not None:
+        rewriter = DvLookupRewriter(store, partition_values, bucket, levels, dv, batch_rows)
+    elif s.need_lookup and MergeSettings.from_table(store).engine == FIRST_ROW:
+        rewriter = FirstRowLookupRewriter(store, partition_values, bucket, levels, batch_rows)
+    else:
+        rewriter = MergeTreeRewriter(store, partition_values, bucket, batch_rows)
+
+    def has_vector(name: str) -> bool:
+        return dv is not None and dv.deletion_vector_of(name) is not None
+
     increment = _Increment(store, rewriter.bucket_path)
     try:
         for round_ in range(rounds):
             runs = levels.level_sorted_runs()
             if round_ == 0 and full:
-                unit = pick_full_compaction(levels.num_levels, runs, s.force_rewrite_all_files)
+                unit = pick_full_compaction(
+                    levels.num_levels, runs, s.force_rewrite_all_files, has_vector
+                )
             else:
                 unit = pick_minor(strategy, levels.num_levels, runs)
             if unit is None:
                 continue
-            dropping = drop_delete(unit, levels)
+            dropping = drop_delete(unit, levels, dv is not None)
             result = run_unit(unit, dropping, levels.max_level, s, order, rewriter)
             levels.update(result.before, result.after)
             increment.add(result)

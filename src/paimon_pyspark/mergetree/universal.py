@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -266,20 +266,26 @@ CompactStrategy = UniversalCompaction | ForceUpLevel0Compaction
 
 
 def pick_full_compaction(
-    num_levels: int, runs: Sequence[LevelSortedRun], force_rewrite_all_files: bool = False
+    num_levels: int,
+    runs: Sequence[LevelSortedRun],
+    force_rewrite_all_files: bool = False,
+    has_vector: Callable[[str], bool] | None = None,
 ) -> CompactUnit | None:
-    """Every file to the top level; nothing when the bucket is one top-level run already.
+    """Every file to the top level. When the bucket is one top-level run already, only the
+    files to rewrite one by one (``file_rewrite``): all with ``force_rewrite_all_files``, else
+    those with a deletion vector (``has_vector``, by file name), else nothing.
 
-    Java's CompactStrategy.pickFullCompaction (without record expiry and deletion vectors,
-    which paimon_pyspark does not support).
+    Java's CompactStrategy.pickFullCompaction (without record expiry, which paimon_pyspark
+    does not support).
     """
     max_level = num_levels - 1
     if not runs:
         return None
     if len(runs) == 1 and runs[0].level == max_level:
+        files = runs[0].run.files
         if not force_rewrite_all_files:
-            return None
-        return CompactUnit(max_level, runs[0].run.files, file_rewrite=True)
+            files = tuple(f for f in files if has_vector is not None and has_vector(f.file_name))
+        return CompactUnit(max_level, files, file_rewrite=True) if files else None
     return CompactUnit.from_level_runs(max_level, runs)
 
 
@@ -295,13 +301,17 @@ def pick_minor(
     return unit
 
 
-def drop_delete(unit: CompactUnit, levels: Levels) -> bool:
+def drop_delete(unit: CompactUnit, levels: Levels, deletion_vectors: bool = False) -> bool:
     """Whether retractions may be dropped (MergeTreeCompactManager.triggerCompaction).
 
     Only when no older data can exist outside the unit: its output is above level 0 and at or
-    above the highest non-empty level of the bucket.
+    above the highest non-empty level of the bucket. With deletion vectors, whenever the output
+    is above level 0: a retraction has already marked the row it retracts (the lookup of its
+    key in the levels above), and readers read those levels without merging.
     """
-    return unit.output_level != 0 and unit.output_level >= levels.non_empty_highest_level()
+    if unit.output_level == 0:
+        return False
+    return deletion_vectors or unit.output_level >= levels.non_empty_highest_level()
 
 
 def interval_partition(files: Sequence[DataFileMeta], order: KeyOrder) -> list[list[SortedRun]]:

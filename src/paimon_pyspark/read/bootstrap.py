@@ -20,7 +20,8 @@ def bootstrap_splits(store: FileStore, snapshot: Snapshot) -> list[DataSplit]:
     """The splits of ``snapshot`` whose keys a cross-partition bootstrap reads (IndexBootstrap):
     buckets with no file newer than ``cross-partition-upsert.index-ttl`` are left out."""
     pinned = ReadBuilder(store.copy({"scan.snapshot-id": str(snapshot.id)}))
-    splits = pinned.new_scan().plan().splits()
+    # every level: a table with deletion vectors holds keys in level 0 that a batch scan skips
+    splits = pinned.new_scan().with_all_levels().plan().splits()
     ttl = store.options.cross_partition_upsert_index_ttl_ms
     if ttl is None:
         return splits

@@ -5,7 +5,9 @@ pushed-down filter, projection and limit, the pruning funnel and the shape of th
 funnel is measured by planning the same snapshot three times (no filter, the filter's partition
 conjuncts only, the whole filter), so ``partition_pruning`` counts partitions and
 ``file_skipping`` counts files the stats dropped; there is no separate bucket pruning stage
-(``bucket_pruning`` is None), and no deletion vectors or data evolution (always off here).
+(``bucket_pruning`` is None), and no data evolution (always off here). With deletion vectors,
+the files that carry one are counted, and a raw-convertible split's merged row count is its
+rows less the vectors' cardinalities.
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ def explain(
         table_identifier=store.name,
         is_primary_key_table=pk,
         bucket_mode=str(store.bucket_mode),
-        deletion_vectors_enabled=False,
+        deletion_vectors_enabled=store.options.deletion_vectors_enabled,
         data_evolution_enabled=False,
         snapshot_id=plan.snapshot_id,
         schema_id=None if snapshot is None else snapshot.schema_id,
@@ -131,12 +133,17 @@ def explain(
     for s in splits:
         for f in s.files:
             result.level_histogram[f.level] = result.level_histogram.get(f.level, 0) + 1
-    raw = [_raw_convertible(s, pk) for s in splits]
+    dv = store.options.deletion_vectors_enabled
+    raw = [_raw_convertible(s, pk, dv) for s in splits]
     result.file_count = sum(counts)
     result.total_file_size = sum(sizes)
     result.estimated_row_count = sum(s.row_count for s in splits)
-    if not pk:
-        result.estimated_merged_row_count = result.estimated_row_count
+    if all(raw):
+        live = [s.live_row_count for s in splits]
+        if all(n is not None for n in live):
+            result.estimated_merged_row_count = sum(n or 0 for n in live)
+    result.deletion_file_count = sum(_deletion_count(s) for s in splits)
+    result.splits_with_deletion_vectors = sum(_deletion_count(s) > 0 for s in splits)
     result.split_count = len(splits)
     result.splits_raw_convertible = sum(raw)
     result.splits_all_above_l0 = sum(all(f.level > 0 for f in s.files) for s in splits)
@@ -160,15 +167,20 @@ def _files(splits: list[DataSplit]) -> int:
     return sum(len(s.files) for s in splits)
 
 
-def _raw_convertible(split: DataSplit, pk: bool) -> bool:
+def _raw_convertible(split: DataSplit, pk: bool, deletion_vectors: bool) -> bool:
     """Readable without a merge: any append split; a primary-key one whose files are above
-    level 0, without retractions, in one level (pypaimon's and Java's rule)."""
+    level 0, without retractions, in one level, or in any levels with deletion vectors
+    (pypaimon's and Java's rule)."""
     if not pk:
         return True
     files = split.files
     return all(f.level != 0 and not f.delete_row_count for f in files) and (
-        len({f.level for f in files}) == 1
+        deletion_vectors or len({f.level for f in files}) == 1
     )
+
+
+def _deletion_count(split: DataSplit) -> int:
+    return sum(d is not None for d in split.deletion_files)
 
 
 def _split_info(split: DataSplit, raw: bool) -> ExplainSplitInfo:
@@ -182,12 +194,12 @@ def _split_info(split: DataSplit, raw: bool) -> ExplainSplitInfo:
         bucket=split.bucket,
         file_count=len(split.files),
         row_count=split.row_count,
-        merged_row_count=split.row_count if raw else None,
+        merged_row_count=split.live_row_count if raw else None,
         file_size=split.file_size,
         raw_convertible=raw,
-        has_deletion_vectors=False,
+        has_deletion_vectors=_deletion_count(split) > 0,
         level_histogram=levels,
-        deletion_file_count=0,
+        deletion_file_count=_deletion_count(split),
         file_paths=split.file_paths,
     )
 
@@ -221,6 +233,8 @@ def render_explain(result: ExplainResult) -> str:
         n = result.split_count
         out.write(f"  raw-convertible:  {result.splits_raw_convertible} / {n}\n")
         out.write(f"  all-above-L0:     {result.splits_all_above_l0} / {n}\n")
+        if result.deletion_vectors_enabled:
+            out.write(f"  with DVs:         {result.splits_with_deletion_vectors} / {n}\n")
         out.write(
             f"  files/split:      min={result.files_per_split_min}  "
             f"max={result.files_per_split_max}  avg={result.files_per_split_avg:.2f}\n"
@@ -233,6 +247,11 @@ def render_explain(result: ExplainResult) -> str:
     line("Files", str(result.file_count))
     line("Total size", f"{result.total_file_size} B")
     line("Estimated rows", f"{result.estimated_row_count:,}")
+    if result.deletion_vectors_enabled:
+        line("Deletion vectors", f"{result.deletion_file_count} files")
+        merged = result.estimated_merged_row_count
+        if merged is not None:
+            line("Rows after DVs", f"{merged:,}")
     if result.level_histogram:
         levels = sorted(result.level_histogram.items())
         line("Level histogram", "  ".join(f"L{lv}={n}" for lv, n in levels))
@@ -241,7 +260,9 @@ def render_explain(result: ExplainResult) -> str:
             out.write("\nSplits[]\n")
         out.write(
             f"  [{i}] partition={s.partition} bucket={s.bucket} files={s.file_count} "
-            f"size={s.file_size} rows={s.row_count} raw={s.raw_convertible}\n"
+            f"size={s.file_size} rows={s.row_count} raw={s.raw_convertible}"
+            + (f" dvs={s.deletion_file_count}" if result.deletion_vectors_enabled else "")
+            + "\n"
         )
         for path in s.file_paths:
             out.write(f"      file: {path}\n")
@@ -249,4 +270,7 @@ def render_explain(result: ExplainResult) -> str:
 
 
 def _flags(result: ExplainResult) -> str:
-    return ", ".join(["PK" if result.is_primary_key_table else "Append", result.bucket_mode])
+    flags = ["PK" if result.is_primary_key_table else "Append", result.bucket_mode]
+    if result.deletion_vectors_enabled:
+        flags.append("DV")
+    return ", ".join(flags)

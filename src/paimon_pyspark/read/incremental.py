@@ -15,6 +15,11 @@ and the two scanners it chooses from, with the reads of their splits:
   a key only the start has is a deletion, not returned). Two tags are always compared this way,
   unless ``incremental-between-tag-to-snapshot`` asks for the deltas between their snapshots.
 
+With deletion vectors, a diff applies to each side the vectors of its own snapshot (Java's
+IncrementalSplit before and after deletion files); a delta reads its files as written, as
+Java's delta splits carry no deletion files, and of a primary-key table it skips level 0 as
+every batch scan of such a table does (Java's level filter applies to the delta too).
+
 ``changelog`` (changelog files, which only a changelog producer writes, refused here) and
 ``incremental-to-auto-tag`` are refused. Java's checks and their order are kept: a start after
 the end is refused, equal bounds or a table without snapshots read nothing, ids must lie in

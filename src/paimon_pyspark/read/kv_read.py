@@ -2,7 +2,11 @@
 
 Mirrors org.apache.paimon.operation.MergeFileSplitRead: every file of a bucket is read with its
 ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (``io/data_file_reader.py``), the records are merged
-per key by the table's merge engine, and retractions are dropped.
+per key by the table's merge engine, and retractions are dropped. A file's deletion vector
+drops its rows before anything else looks at them (Java's ApplyDeletionVectorReader under the
+KeyValueFileReaderFactory); a split of a table with deletion vectors whose files are all above
+level 0 and hold no retraction is read file by file, unmerged (Java's
+PrimaryKeyTableRawFileSplitReadProvider).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from paimon_pyspark.io.data_file_reader import (
+    drop_deleted,
     read_data_file,
     read_kv_records,
     read_postpone_records,
@@ -20,21 +25,29 @@ from paimon_pyspark.io.data_file_reader import (
 )
 from paimon_pyspark.merge.merge_function import DEDUPLICATE, FIRST_ROW, MergeSettings, merge
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.deletion_vector import DeletionVector
 from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER, VALUE_KIND
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.types.data_types import DataField
 
 
-def raw_convertible(files: Sequence[DataFileMeta], settings: MergeSettings) -> bool:
+def raw_convertible(
+    files: Sequence[DataFileMeta], settings: MergeSettings, deletion_vectors: bool = False
+) -> bool:
     """True when the files of a bucket already hold one record per key and no retraction.
 
     That is the case for one sorted run at a level above 0 (compaction output: merged, key
-    ranges disjoint) without deletes, as Java's rawConvertible splits; and, for deduplicate,
-    for a single flushed file without deletes (a flush leaves one record per key).
+    ranges disjoint) without deletes, as Java's rawConvertible splits; with
+    ``deletion_vectors`` (the table's option), for files at any levels above 0 without
+    deletes, whose vectors hide every superseded row; and, for deduplicate, for a single
+    flushed file without deletes (a flush leaves one record per key). A file whose delete
+    count was not recorded may hold retractions: never raw (Java's read providers).
     """
     if not files or any(f.delete_row_count is None or f.delete_row_count > 0 for f in files):
         return False
     levels = {f.level for f in files}
+    if deletion_vectors and 0 not in levels:
+        return True
     if len(levels) == 1 and next(iter(levels)) > 0:
         return True
     return len(files) == 1 and settings.engine == "deduplicate"
@@ -67,6 +80,7 @@ def merge_read(
     postpone: bool = False,
     leave_out: DataFileMeta | None = None,
     constants: Mapping[str, pa.Scalar] | None = None,
+    vectors: Mapping[str, DeletionVector] | None = None,
 ) -> pa.Table:
     """The merged rows of one bucket: table columns, one row per live key, sorted by key.
 
@@ -76,22 +90,27 @@ def merge_read(
     come from it, in file order rather than key order (its keys still take part in the merge;
     nothing else of it is read). ``constants``: columns every row of the bucket holds the same
     value of (its partition's), as Arrow scalars; where the merge does not look at them
-    (:func:`_unread`) they are filled in, not decoded from every file.
+    (:func:`_unread`) they are filled in, not decoded from every file. ``vectors``: the
+    deletion vectors of ``files`` by file name; their rows are dropped as each file is read.
     """
     fill = _unread(constants or {}, settings, postpone)
     fields = [f for f in store.fields if f.name not in fill]
+    found = vectors or {}
     if postpone:
         records = read_postpone_records(store, bucket_path, files)
-    elif raw_convertible(files, settings):
-        parts = [read_data_file(store, bucket_path, f, fields) for f in files]
+    elif raw_convertible(files, settings, store.options.deletion_vectors_enabled):
+        parts = [
+            drop_deleted(read_data_file(store, bucket_path, f, fields), found.get(f.file_name))
+            for f in files
+        ]
         return with_constants(
             pa.concat_tables(parts) if len(parts) > 1 else parts[0], store.fields, fill
         )
     elif leave_out is not None:
-        table = _merge_leaving_out(store, bucket_path, files, settings, leave_out, fields)
+        table = _merge_leaving_out(store, bucket_path, files, settings, leave_out, fields, found)
         return with_constants(table, store.fields, fill)
     else:
-        records = read_kv_records(store, bucket_path, files, fields)
+        records = read_kv_records(store, bucket_path, files, fields, found)
     keys = store.table_schema.trimmed_primary_keys()
     merged = merge(records, keys, settings, drop_delete=True, buffer=postpone)
     return with_constants(merged.select([f.name for f in fields]), store.fields, fill)
@@ -115,15 +134,20 @@ def _merge_leaving_out(
     settings: MergeSettings,
     leave_out: DataFileMeta,
     fields: Sequence[DataField],
+    vectors: Mapping[str, DeletionVector],
 ) -> pa.Table:
     """``merge_read`` without the rows of ``leave_out`` (a ``final_file``): the merge runs on
     keys, sequence numbers and kinds alone (all that deduplicate decides by) of every file,
     only the key columns of ``leave_out`` read; the winners from the other files are then
     kept from their records of ``fields``, in file order (not key order)."""
-    older = read_kv_records(store, bucket_path, [f for f in files if f is not leave_out], fields)
+    others = [f for f in files if f is not leave_out]
+    older = read_kv_records(store, bucket_path, others, fields, vectors)
     keys = store.table_schema.trimmed_primary_keys()
     key_fields = [f for f in store.fields if f.name in keys]
-    newest = read_data_file(store, bucket_path, leave_out, key_fields, system=True)
+    newest = drop_deleted(
+        read_data_file(store, bucket_path, leave_out, key_fields, system=True),
+        vectors.get(leave_out.file_name),
+    )
     names = [*keys, SEQUENCE_NUMBER, VALUE_KIND]
     narrow = pa.concat_tables([older.select(names), newest.select(names)])
     narrow = narrow.append_column(_ROW, pa.array(np.arange(narrow.num_rows, dtype=np.int64)))

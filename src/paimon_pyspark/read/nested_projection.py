@@ -34,6 +34,8 @@ from paimon_pyspark.read.store_ref import (
 )
 from paimon_pyspark.read.table_read import TableRead
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.deletion_vector import DeletionVector
+from paimon_pyspark.store.deletion_vectors import DeletionFile
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.types.arrow import to_arrow_type
 from paimon_pyspark.types.data_types import DataField, RowType
@@ -146,9 +148,14 @@ class NestedTableRead(TableRead):
         return pa.Table.from_arrays(arrays, schema=self.output_schema)
 
     def _read_one(
-        self, split: DataSplit, f: DataFileMeta, row_group: int | None = None
+        self,
+        split: DataSplit,
+        f: DataFileMeta,
+        deletion: DeletionFile | DeletionVector | None,
+        row_group: int | None = None,
+        first_row: int = 0,
     ) -> pa.Table:
-        return self._nest(super()._read_one(split, f, row_group))
+        return self._nest(super()._read_one(split, f, deletion, row_group, first_row))
 
     def _read_merged(self, split: DataSplit) -> pa.Table:
         return self._nest(super()._read_merged(split))

@@ -57,11 +57,12 @@ class RayDatasource(Datasource):
     ) -> list[ReadTask]:
         read = self.table_read
         schema = read.output_schema
-        # an append read without filter or limit reads every row its files hold
+        # an append read without filter or limit reads every row its files hold but those
+        # their deletion vectors mark
         exact = read.predicate is None and read.limit is None and not read.table.primary_keys
         tasks = []
         for chunk in deal_splits(self.splits, parallelism):
-            rows = sum(s.row_count for s in chunk) if exact else None
+            rows = _live_rows(chunk) if exact else None
             metadata = BlockMetadata(
                 num_rows=rows,
                 size_bytes=sum(_size(s) for s in chunk) or None,
@@ -101,6 +102,11 @@ def deal_splits(splits: Sequence[DataSplit], parallelism: int) -> list[list[Data
 def _one_file(split: DataSplit, f: DataFileMeta) -> DataSplit:
     """The part of an append split that reads file ``f`` (with its row range, if sliced)."""
     return split.with_files((f,))
+
+
+def _live_rows(splits: Sequence[DataSplit]) -> int | None:
+    counts = [s.live_row_count for s in splits]
+    return None if any(n is None for n in counts) else sum(n or 0 for n in counts)
 
 
 def _size(split: DataSplit) -> int:

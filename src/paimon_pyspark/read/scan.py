@@ -13,8 +13,15 @@ pruned by partition stats, entries by partition value, then
   level 0). A bucket is cut into splits as Java's MergeTreeSplitGenerator cuts it: files whose
   key ranges overlap (one section of IntervalPartition) stay in one split, since the merge
   needs all of them, and sections are packed in key order into splits of
-  ``source.split.target-size``. With ``merge-engine = first-row`` level-0 files are skipped
-  (Java's batchScanSkipLevel0).
+  ``source.split.target-size``. With ``merge-engine = first-row`` or deletion vectors
+  level-0 files are skipped and files are dropped one by one by their value stats (Java's
+  batchScanSkipLevel0 with enableValueFilter): a key has one live row above level 0 there.
+
+With ``deletion-vectors.enabled`` a batch plan attaches to each split where every file's
+deletion vector is (``DataSplit.deletion_files``, Java's SnapshotReaderImpl.scanDvIndex and
+withDataDeletionFiles), read from the snapshot's index manifest once per plan. A delta (an
+incremental ``delta`` read, a stream's follow-up) attaches none, as Java's streaming splits
+carry none.
 
 An incremental read (``incremental-between[-timestamp]``, read/incremental.py) plans the files
 that the commits in between added instead, filtered the same way.
@@ -33,7 +40,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from paimon_pyspark.errors import (
     CorruptTableError,
+    FileMissingError,
     InvalidArgumentError,
+    ManifestMissingError,
     UnsupportedOperationError,
     describe,
 )
@@ -59,6 +68,13 @@ from paimon_pyspark.spec.manifest import KIND_ADD, ManifestEntry, ManifestFileMe
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
+from paimon_pyspark.store.deletion_vectors import (
+    DeletionFile,
+    deletion_files,
+    dv_index_entries,
+    dv_index_of,
+    index_handler_of,
+)
 from paimon_pyspark.store.latest_plan import pinned_snapshot, plan_latest, plan_pinned
 from paimon_pyspark.store.managers import TagManager
 from paimon_pyspark.store.manifest_io import merge_entries
@@ -137,11 +153,60 @@ class DataSplit:
     file_ranges: tuple[tuple[str, int, int], ...] = ()
     """Only in a split of ``TableScan.with_slice``: (file name, first row, end row) of the files
     read in part (pypaimon's SlicedSplit); the other files are read whole."""
+    deletion_files: tuple[DeletionFile | None, ...] = ()
+    """Where each file's deletion vector is, parallel to ``files`` (None: the file has none);
+    empty when the plan attaches none (a table without deletion vectors, a delta)."""
+    before_deletion_files: tuple[DeletionFile | None, ...] | None = None
+    """The vectors of ``before_files`` in the start snapshot, parallel to them (Java's
+    IncrementalSplit.beforeDeletionFiles); None wherever ``before_files`` is."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.partition, PartitionRow):
             row = PartitionRow(self.partition, self.partition_values, self.partition_keys)
             object.__setattr__(self, "partition", row)
+        if self.deletion_files and len(self.deletion_files) != len(self.files):
+            raise InvalidArgumentError(
+                f"A DataSplit of bucket {self.bucket} has {len(self.files)} files and "
+                f"{len(self.deletion_files)} deletion files; they go in pairs (use "
+                "DataSplit.with_files to take some of its files)."
+            )
+        before = self.before_deletion_files
+        if before and len(before) != len(self.before_files or ()):
+            raise InvalidArgumentError(
+                f"A DataSplit of bucket {self.bucket} has {len(self.before_files or ())} "
+                f"before files and {len(before)} deletion files for them."
+            )
+
+    @property
+    def data_deletion_files(self) -> list[DeletionFile | None] | None:
+        """``deletion_files`` as pypaimon's ``DataSplit.data_deletion_files`` (None: none)."""
+        return list(self.deletion_files) if self.deletion_files else None
+
+    def deletion_file_of(self, f: DataFileMeta) -> DeletionFile | None:
+        """Where the deletion vector of file ``f`` (of this split) is, or None."""
+        if not self.deletion_files:
+            return None
+        for g, found in zip(self.files, self.deletion_files, strict=True):
+            if g.file_name == f.file_name:
+                return found
+        return None
+
+    @property
+    def live_row_count(self) -> int | None:
+        """The rows of the split's files not deleted by a vector (of a sliced file, of its
+        slice): ``row_count`` less each vector's cardinality. None when a vector's
+        cardinality is unknown or a sliced file has one (only reading it tells). A merge of
+        primary-key files may leave fewer."""
+        total = 0
+        pairs = zip(self.files, self.deletion_files or (None,) * len(self.files), strict=True)
+        for f, deletion in pairs:
+            rows = self.file_rows(f)
+            total += f.row_count if rows is None else rows[1] - rows[0]
+            if deletion is not None:
+                if deletion.cardinality is None or rows is not None:
+                    return None
+                total -= deletion.cardinality
+        return total
 
     @property
     def row_count(self) -> int:
@@ -174,10 +239,17 @@ class DataSplit:
         return self.with_files(kept) if kept else None
 
     def with_files(self, files: Sequence[DataFileMeta]) -> DataSplit:
-        """The split reading only ``files`` (of its own), each with its row range if sliced."""
+        """The split reading only ``files`` (of its own), each with its row range if sliced
+        and its deletion vector."""
         names = {f.file_name for f in files}
         ranges = tuple(r for r in self.file_ranges if r[0] in names)
-        return dataclasses.replace(self, files=tuple(files), file_ranges=ranges)
+        deletions: tuple[DeletionFile | None, ...] = ()
+        if self.deletion_files:
+            by_name = {f.file_name: d for f, d in zip(self.files, self.deletion_files, strict=True)}
+            deletions = tuple(by_name[f.file_name] for f in files)
+        return dataclasses.replace(
+            self, files=tuple(files), file_ranges=ranges, deletion_files=deletions
+        )
 
 
 @dataclass(frozen=True)
@@ -205,6 +277,10 @@ class TableScan:
         trimmed = set(store.table_schema.trimmed_primary_keys())
         self.key_predicate = predicate.extract(trimmed) if predicate and self.primary_key else None
         self.merge_engine = store.options.merge_engine
+        self.deletion_vectors = store.options.deletion_vectors_enabled
+        self.skip_level_0 = self.primary_key and store.options.batch_scan_skip_level0
+        """Java's batchScanSkipLevel0 (deletion vectors, first-row); with it, files are
+        dropped one by one by their value stats (DataTableBatchScan's enableValueFilter)."""
         self.scan_all_files = False
         self._stats_layouts: dict[tuple[int, tuple[str, ...] | None], _StatsLayout] = {}
         self.shard: tuple[int, int] | None = None
@@ -214,6 +290,15 @@ class TableScan:
         """Also plan the postpone-bucket files (bucket -2) that batch scans skip, one split
         per partition; reading such a split replays its records in write order."""
         self.scan_all_files = True
+        return self
+
+    def with_all_levels(self) -> TableScan:
+        """Also plan the level-0 files that a batch scan of a table with deletion vectors or
+        first-row skips, with value stats judged per bucket as for any primary-key table: a
+        stream's plans (Java's DataTableStreamScan sets no level filter) and the key bootstrap
+        of cross-partition upserts (IndexBootstrap's ``withLevelFilter(level -> true)``). The
+        splits that then hold level-0 files are merged, their files' vectors applied."""
+        self.skip_level_0 = False
         return self
 
     def with_shard(self, idx_of_this_subtask: int, number_of_para_subtasks: int) -> TableScan:
@@ -301,8 +386,37 @@ class TableScan:
             return Plan(None, ())
         entries = self._entries(snapshot)
         if self.primary_key:
-            return Plan(snapshot.id, tuple(self._pk_splits(snapshot.id, entries)))
-        return Plan(snapshot.id, tuple(self._pack(snapshot.id, entries)))
+            splits = self._pk_splits(snapshot.id, entries)
+        else:
+            splits = self._pack(snapshot.id, entries)
+        return Plan(snapshot.id, tuple(self._with_deletion_files(snapshot, splits)))
+
+    def _with_deletion_files(self, snapshot: Snapshot, splits: list[DataSplit]) -> list[DataSplit]:
+        """``splits`` with their files' deletion vectors in ``snapshot`` (every split of a
+        table with deletion vectors carries them, None for a file without one)."""
+        if not self.deletion_vectors or not splits:
+            return splits
+        found = self._deletion_files(snapshot)
+        return [
+            dataclasses.replace(s, deletion_files=_deletions_of(found, s, s.files)) for s in splits
+        ]
+
+    def _deletion_files(
+        self, snapshot: Snapshot
+    ) -> dict[tuple[bytes, int], dict[str, DeletionFile]]:
+        """Per (partition, bucket), where each data file's vector is in ``snapshot``. Its index
+        manifest found missing is a ManifestMissingError, so a plan of the latest snapshot
+        tells a concurrent expiry from a lost file as for the data manifests."""
+        try:
+            entries = dv_index_entries(index_handler_of(self.store), snapshot)
+        except FileMissingError as e:
+            name = snapshot.index_manifest or ""
+            raise ManifestMissingError(
+                f"Table '{self.store.name}': index manifest '{name}' of snapshot {snapshot.id} "
+                f"is missing ({e})",
+                name,
+            ) from e
+        return deletion_files(dv_index_of(self.store), entries)
 
     def snapshot(self) -> Snapshot | None:
         """The snapshot a plan reads: the latest, or the one the time-travel option names."""
@@ -362,7 +476,7 @@ class TableScan:
         """The ADD entries of ``merged`` that the partition and file filters keep."""
         partition_ok: dict[bytes, bool] = {}
         out = []
-        skip_level0 = self.primary_key and self.merge_engine == "first-row"
+        skip_level0 = self.skip_level_0
         for e in merged:
             if e.kind != 0:
                 continue
@@ -401,19 +515,37 @@ class TableScan:
                 return Plan(between.end, tuple(self._bucket_splits(between.end, entries, None)))
             return Plan(between.end, tuple(self._pack(between.end, entries)))
         if isinstance(between, DiffRange):
-            end_id = between.end.id
-            before = plan_pinned(self.store, between.start, self._entries, asked_by)
-            after = plan_pinned(self.store, between.end, self._entries, asked_by)
-            common = {_entry_id(e) for e in before} & {_entry_id(e) for e in after}
-            added = [e for e in after if _entry_id(e) not in common]
-            if not self.primary_key:
-                return Plan(end_id, tuple(self._pack(end_id, added)))
-            removed: dict[tuple[bytes, int], list[DataFileMeta]] = {}
-            for e in before:
-                if _entry_id(e) not in common:
-                    removed.setdefault((e.partition, e.bucket), []).append(e.file)
-            return Plan(end_id, tuple(self._bucket_splits(end_id, added, removed)))
+            return self._diff_plan(between, asked_by)
         return Plan(None, ())
+
+    def _diff_plan(self, between: DiffRange, asked_by: str) -> Plan:
+        """The end's files the start lacks, with their vectors in the end snapshot; a
+        primary-key split also carries the start's files the end lacks, with their vectors in
+        the start snapshot (Java's IncrementalSplit before/after deletion files). A file both
+        have is left out even if its vector changed, as in Java."""
+        end_id = between.end.id
+        before = plan_pinned(self.store, between.start, self._entries, asked_by)
+        after = plan_pinned(self.store, between.end, self._entries, asked_by)
+        common = {_entry_id(e) for e in before} & {_entry_id(e) for e in after}
+        added = [e for e in after if _entry_id(e) not in common]
+        if not self.primary_key:
+            splits = self._with_deletion_files(between.end, self._pack(end_id, added))
+            return Plan(end_id, tuple(splits))
+        removed: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        for e in before:
+            if _entry_id(e) not in common:
+                removed.setdefault((e.partition, e.bucket), []).append(e.file)
+        splits = self._bucket_splits(end_id, added, removed)
+        splits = self._with_deletion_files(between.end, splits)
+        if self.deletion_vectors and splits:
+            found = self._deletion_files(between.start)
+            splits = [
+                dataclasses.replace(
+                    s, before_deletion_files=_deletions_of(found, s, s.before_files or ())
+                )
+                for s in splits
+            ]
+        return Plan(end_id, tuple(splits))
 
     def _incremental_option(self) -> str:
         """The option (and value) of an incremental read, for its errors."""
@@ -485,7 +617,7 @@ class TableScan:
 
     def _keep_file(self, f: DataFileMeta) -> bool:
         if self.primary_key:
-            return self._keep_by_key(f)
+            return self._keep_by_key(f) and (not self.skip_level_0 or self._keep_by_value(f))
         return self._keep_by_value(f)
 
     def _keep_by_value(self, f: DataFileMeta) -> bool:
@@ -522,14 +654,16 @@ class TableScan:
         Files forming one sorted run above level 0 hold distinct keys: each is kept or dropped
         on its own. Otherwise a merged row comes from one of the records of its key, so for
         deduplicate and first-row the bucket can go only when no file can match; partial-update
-        and aggregation build rows from several records and keep every file.
+        and aggregation build rows from several records and keep every file, unless deletion
+        vectors keep each key's merged row whole in one file (Java's filterWholeBucketAllFiles).
+        A scan that skips level 0 has judged its files one by one already.
         """
-        if self.predicate is None or not files:
+        if self.predicate is None or not files or self.skip_level_0:
             return files
         levels = {f.level for f in files}
         if len(files) == 1 or (len(levels) == 1 and 0 not in levels):
             return [f for f in files if self._keep_by_value(f)]
-        if self.merge_engine not in ("deduplicate", "first-row"):
+        if self.merge_engine not in ("deduplicate", "first-row") and not self.deletion_vectors:
             return files
         return files if any(self._keep_by_value(f) for f in files) else []
 
@@ -636,14 +770,15 @@ class TableScan:
         """The files of one primary-key bucket cut into splits (MergeTreeSplitGenerator's
         splitForBatch). Files that already hold one record per key, with no retraction, are
         packed one by one: every file above level 0 when they share one level, or for
-        first-row (whose levels never hold a key twice). Otherwise the sections of files with
-        overlapping key ranges are packed whole, in key order."""
+        first-row or with deletion vectors (whose levels never hold a live key twice).
+        Otherwise the sections of files with overlapping key ranges are packed whole, in key
+        order."""
         o = self.store.options
         target, cost = o.source_split_target_size, o.source_split_open_file_cost
         files.sort(key=lambda f: (f.level, f.min_sequence_number))
         raw = all(f.level != 0 and not f.delete_row_count for f in files)
         one_level = len({f.level for f in files}) == 1
-        if raw and (self.merge_engine == "first-row" or one_level):
+        if raw and (self.merge_engine == "first-row" or self.deletion_vectors or one_level):
             return pack_ordered(files, lambda f: max(f.file_size, cost), target)
         key_fields = self.store.table_schema.trimmed_primary_keys()
         order = key_order([self.store.table_schema.field(k).type for k in key_fields])
@@ -661,7 +796,9 @@ class TableScan:
         for e in entries:
             groups.setdefault((e.partition, e.bucket), []).append(e.file)
         splits: list[DataSplit] = []
-        remaining = self.limit if self.predicate is None else None
+        # deleted rows count in a file's row count: Java pushes no limit down with vectors
+        pushed = self.predicate is None and not self.deletion_vectors
+        remaining = self.limit if pushed else None
         types = self.store.partition_types
         o = self.store.options
         target, cost = o.source_split_target_size, o.source_split_open_file_cost
@@ -698,7 +835,7 @@ def shard_splits(splits: Sequence[DataSplit], idx: int, n: int, by_bucket: bool)
                 kept.append(f)
             position += f.row_count
         if kept:
-            out.append(dataclasses.replace(split, files=tuple(kept)))
+            out.append(split.with_files(kept))
     return out
 
 
@@ -717,7 +854,7 @@ def slice_splits(splits: Sequence[DataSplit], start: int, end: int) -> list[Data
                 if (low, high) != (0, f.row_count):
                     ranges.append((f.file_name, low, high))
         if kept:
-            out.append(dataclasses.replace(split, files=tuple(kept), file_ranges=tuple(ranges)))
+            out.append(dataclasses.replace(split.with_files(kept), file_ranges=tuple(ranges)))
         if position >= end:
             break
     return out
@@ -740,6 +877,16 @@ def pack_ordered(items: Sequence[T], weight: Callable[[T], int], target: int) ->
     if current:
         bins.append(current)
     return bins
+
+
+def _deletions_of(
+    found: dict[tuple[bytes, int], dict[str, DeletionFile]],
+    split: DataSplit,
+    files: Sequence[DataFileMeta],
+) -> tuple[DeletionFile | None, ...]:
+    """Where each of ``files`` (of ``split``'s bucket) has its vector in ``found``."""
+    by_name = found.get((bytes(split.partition), split.bucket), {})
+    return tuple(by_name.get(f.file_name) for f in files)
 
 
 def _level_then_sequence(f: DataFileMeta) -> tuple[int, int]:

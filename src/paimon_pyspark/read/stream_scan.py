@@ -23,6 +23,11 @@ A follow-up split of a primary-key table is a ``DeltaSplit`` (Java's DataSplit w
 ``isStreaming``): ``StreamTableRead`` reads it unmerged, every record as written, without
 retractions (-U, -D), as an incremental delta read does; a split codec round trip
 (read/split_codec.py) loses the mark, so hand such splits to a StreamTableRead in-process.
+
+Every plan of a stream reads all levels (Java's DataTableStreamScan has no level filter): a
+table with deletion vectors writes its rows at level 0 first, which a batch scan skips. The
+starting plan carries the files' deletion vectors and merges a bucket that holds level-0 files
+with them applied; follow-up splits carry none, as in Java.
 """
 
 from __future__ import annotations
@@ -131,7 +136,7 @@ class StreamTableScan:
         mode = self.mode
         if mode == "latest-full":
             # unpinned, so a snapshot expired under the plan is planned again on the newest
-            plan = TableScan(self.store, self.predicate, None).plan()
+            plan = TableScan(self.store, self.predicate, None).with_all_levels().plan()
             if plan.snapshot_id is None:
                 return None
             self._next = plan.snapshot_id + 1
@@ -168,7 +173,7 @@ class StreamTableScan:
 
     def _full_plan(self, snapshot_id: int) -> Plan:
         pinned = self.store.copy({opts.SCAN_SNAPSHOT_ID: str(snapshot_id)})
-        plan = TableScan(pinned, self.predicate, None).plan()
+        plan = TableScan(pinned, self.predicate, None).with_all_levels().plan()
         self._next = snapshot_id + 1
         return plan
 
@@ -193,7 +198,7 @@ class StreamTableScan:
 
     def _delta_plan(self, snapshot_id: int) -> Plan:
         between = self.store.copy({opts.INCREMENTAL_BETWEEN: f"{snapshot_id - 1},{snapshot_id}"})
-        plan = TableScan(between, self.predicate, None).plan()
+        plan = TableScan(between, self.predicate, None).with_all_levels().plan()
         if not self.store.primary_keys:
             return plan
         marked = tuple(

@@ -8,6 +8,12 @@ filtered and projected; splits are read concurrently. An incremental read of a p
 table (read/incremental.py) reads a delta's records unmerged, without retractions, or, for a
 diff, merges the bucket's files of both sides and keeps the new or changed rows.
 
+A file with a deletion vector (``DataSplit.deletion_files``) is read whole, or row group by row
+group, or in its ``with_slice`` range, and the vector's rows are dropped by the file positions
+of the rows read (io/data_file_reader.py ``kept_rows``) in the same pass as the filter, before
+any limit or merge sees them. The index files' bytes are read once per TableRead; files
+without a vector take the same path as before.
+
 The conjuncts of the filter on partition keys alone are evaluated once per split, on its
 partition values, with the same Arrow expression the rows would get: every row of a split
 holds those values, so a split they reject is not read, and rows of a split they accept are
@@ -24,15 +30,23 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from paimon_pyspark.errors import InvalidArgumentError, describe
-from paimon_pyspark.io.data_file_reader import read_data_file, row_groups, with_constants
+from paimon_pyspark.errors import FileMissingError, InvalidArgumentError, describe
+from paimon_pyspark.io.data_file_reader import (
+    kept_rows,
+    read_data_file,
+    row_group_rows,
+    with_constants,
+)
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.read.arrow_stream import SplitStream
 from paimon_pyspark.read.incremental import DELTA, DIFF, added_records, diff_rows, incremental_mode
-from paimon_pyspark.read.kv_read import final_file, merge_read
+from paimon_pyspark.read.kv_read import final_file, merge_read, raw_convertible
 from paimon_pyspark.read.predicate import CompoundPredicate, Predicate, PredicateBuilder
 from paimon_pyspark.read.scan import DataSplit, Plan, TableScan
 from paimon_pyspark.read.store_ref import (
@@ -42,7 +56,9 @@ from paimon_pyspark.read.store_ref import (
     predicate_to_plain,
 )
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.deletion_vector import DeletionVector
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
+from paimon_pyspark.store.deletion_vectors import DeletionFile, dv_index_of
 from paimon_pyspark.types.arrow import to_arrow_type
 
 if TYPE_CHECKING:
@@ -54,6 +70,8 @@ if TYPE_CHECKING:
 _READ_THREADS = 4
 _WHOLE_FILE_ROWS = 1_000_000
 """A stream reads files of at most this many rows whole, without looking at their row groups."""
+_KEEP = "__paimon_dv_keep"
+"""A file's deletion-vector mask as a column, so the filter and the vector take one pass."""
 
 
 class Row(tuple[Any, ...]):
@@ -94,8 +112,10 @@ class TableRead:
         self._rows: dict[bytes, pa.Table | None] = {}
         self._merge_settings = MergeSettings.from_table(table) if table.primary_keys else None
         self._incremental = incremental_mode(table) if table.primary_keys else None
-        self._before: dict[tuple[bytes, int], tuple[DataFileMeta, ...]] | None = None
+        self._before: dict[tuple[bytes, int], DataSplit] | None = None
         self._before_lock = threading.Lock()
+        self._dv_index = dv_index_of(table)
+        self._raw_dv = bool(table.primary_keys) and table.options.deletion_vectors_enabled
         self._leave_out_final = False
 
     def leaving_out_final_files(self) -> TableRead:
@@ -265,18 +285,39 @@ class TableRead:
         for split in splits:
             if self._verdict(split) is False:
                 continue
-            if self._merge_settings is not None:
+            if self._merge_settings is not None and not self._reads_raw(split):
                 yield partial(self._read_merged, split)
                 continue
-            for f in split.files:
+            deletions = split.deletion_files or (None,) * len(split.files)
+            for f, deletion in zip(split.files, deletions, strict=True):
                 groups = None
                 big = by_row_group and f.row_count > _WHOLE_FILE_ROWS
                 if big and split.file_rows(f) is None:
-                    groups = row_groups(self.table, split.bucket_path, f)
-                if groups is None or groups <= 1:
-                    yield partial(self._read_one, split, f)
-                else:
-                    yield from (partial(self._read_one, split, f, g) for g in range(groups))
+                    groups = row_group_rows(self.table, split.bucket_path, f)
+                if groups is None or len(groups) <= 1:
+                    yield partial(self._read_one, split, f, deletion)
+                    continue
+                vector = self._vector(split, f, deletion)  # read once for all its row groups
+                first = 0
+                for g, rows in enumerate(groups):
+                    yield partial(self._read_one, split, f, vector, g, first)
+                    first += rows
+
+    def _reads_raw(self, split: DataSplit) -> bool:
+        """Whether a primary-key split is read file by file as an append split is: with
+        deletion vectors, a batch split whose files are all above level 0 without retractions
+        (Java's PrimaryKeyTableRawFileSplitReadProvider), so only the columns asked for are
+        decoded and its files are read concurrently."""
+        settings = self._merge_settings
+        return (
+            settings is not None
+            and self._raw_dv
+            and self._incremental is None
+            and not self._leave_out_final
+            and split.bucket != POSTPONE_BUCKET
+            and all(f.level > 0 for f in split.files)
+            and raw_convertible(split.files, settings, deletion_vectors=True)
+        )
 
     def _units(
         self, splits: Sequence[DataSplit], threads: int = _READ_THREADS
@@ -316,25 +357,70 @@ class TableRead:
                 return
 
     def _read_one(
-        self, split: DataSplit, f: DataFileMeta, row_group: int | None = None
+        self,
+        split: DataSplit,
+        f: DataFileMeta,
+        deletion: DeletionFile | DeletionVector | None,
+        row_group: int | None = None,
+        first_row: int = 0,
     ) -> pa.Table:
-        """One file's rows; its partition's columns come from the split's partition values,
+        """One file's rows (of a Parquet file, of ``row_group``, whose first row is the file's
+        row ``first_row``), without those its deletion vector marks (``deletion``: where it
+        is, or the vector); its partition's columns come from the split's partition values,
         not the file (Java's PartitionInfo): decoding a dictionary-encoded string column was
         two fifths of a 4-column file's read."""
+        vector = self._vector(split, f, deletion)
         constants = self._partition_scalars(split)
         fields = self.read_fields
         if constants:
             fields = [x for x in fields if x.name not in constants]
         rows = split.file_rows(f)  # a with_slice split reads part of a file
+        if rows is not None:
+            first_row = rows[0]
         if not fields and constants and row_group is None:  # the row count is all it takes
             count = f.row_count if rows is None else rows[1] - rows[0]
+            if vector is not None:
+                count = int(vector.keep_mask(count, first_row).sum())
             table = with_constants(pa.table({}), self.read_fields, constants, count)
             return self._filtered(split, table).select(self.projection)
         table = read_data_file(self.table, split.bucket_path, f, fields, row_group=row_group)
         if rows is not None:
             table = table.slice(rows[0], rows[1] - rows[0])
+        keep = kept_rows(vector, table.num_rows, first_row)
+        if keep is not None and self._row_filter(split) is None:
+            table, keep = table.filter(pa.array(keep)), None
         table = with_constants(table, self.read_fields, constants)
-        return self._filtered(split, table).select(self.projection)
+        return self._filtered(split, table, keep).select(self.projection)
+
+    def _vector(
+        self, split: DataSplit, f: DataFileMeta, deletion: DeletionFile | DeletionVector | None
+    ) -> DeletionVector | None:
+        """The deletion vector of file ``f`` of ``split`` that ``deletion`` points at."""
+        if deletion is None or isinstance(deletion, DeletionVector):
+            return deletion
+        try:
+            return self._dv_index.read(deletion)
+        except FileMissingError as e:
+            raise FileMissingError(
+                f"Table '{self.table.name}': the deletion vector of data file "
+                f"'{split.bucket_path}/{f.file_name}' is in index file '{deletion.path}', which "
+                f"is missing: {e}",
+                e.path,
+            ) from e
+
+    def _vectors(
+        self,
+        split: DataSplit,
+        files: Sequence[DataFileMeta],
+        deletions: Sequence[DeletionFile | None] | None,
+    ) -> dict[str, DeletionVector]:
+        """The deletion vectors of ``files`` by file name (``deletions``: where they are)."""
+        out: dict[str, DeletionVector] = {}
+        for f, deletion in zip(files, deletions or (), strict=False):
+            vector = self._vector(split, f, deletion)
+            if vector is not None:
+                out[f.file_name] = vector
+        return out
 
     def _partition_scalars(self, split: DataSplit) -> dict[str, pa.Scalar]:
         """The partition columns this read needs, as Arrow scalars of their type, or nothing
@@ -375,11 +461,16 @@ class TableRead:
         """A primary-key split: merge its files per key, then filter and project."""
         assert self._merge_settings is not None
         if self._incremental == DELTA:
+            # Java's delta splits carry no deletion files (IncrementalDeltaStartingScanner)
             table = added_records(self.table, split.bucket_path, split.files)
         elif self._incremental == DIFF:
             path, settings = split.bucket_path, self._merge_settings
-            before = merge_read(self.table, path, self._before_files(split), settings)
-            after = merge_read(self.table, path, split.files, settings)
+            start = self._before_split(split)
+            before_files = start.before_files or ()
+            before_vectors = self._vectors(split, before_files, start.before_deletion_files)
+            before = merge_read(self.table, path, before_files, settings, vectors=before_vectors)
+            after_vectors = self._vectors(split, split.files, split.deletion_files)
+            after = merge_read(self.table, path, split.files, settings, vectors=after_vectors)
             table = diff_rows(before, after, self.table.trimmed_primary_keys)
         else:
             postpone = split.bucket == POSTPONE_BUCKET  # with_scan_all_files: in write order
@@ -388,29 +479,46 @@ class TableRead:
             if self._leave_out_final and not postpone:
                 final = final_file(split.files, settings)
             constants = self._partition_values(split)
+            vectors = self._vectors(split, split.files, split.deletion_files)
             table = merge_read(
-                self.table, split.bucket_path, split.files, settings, postpone, final, constants
+                self.table,
+                split.bucket_path,
+                split.files,
+                settings,
+                postpone,
+                final,
+                constants,
+                vectors,
             )
         return self._filtered(split, table).select(self.projection)
 
-    def _before_files(self, split: DataSplit) -> tuple[DataFileMeta, ...]:
-        """The start snapshot's files of a diff split's bucket: the split's own, or, for a split
-        whose encoding dropped them (a Spark task's), those of the table's diff plan."""
+    def _before_split(self, split: DataSplit) -> DataSplit:
+        """A diff split with the start snapshot's files of its bucket (and their deletion
+        files): itself, or, for a split whose encoding dropped them (a Spark task's), the
+        table's diff plan's split of that bucket."""
         if split.before_files is not None:
-            return split.before_files
+            return split
         with self._before_lock:
             if self._before is None:
                 plan = TableScan(self.table, None, None).plan()
-                self._before = {
-                    (s.partition, s.bucket): s.before_files or () for s in plan.splits()
-                }
-            return self._before.get((split.partition, split.bucket), ())
+                self._before = {(s.partition, s.bucket): s for s in plan.splits()}
+            return self._before.get((split.partition, split.bucket), split)
 
-    def _filtered(self, split: DataSplit, table: pa.Table) -> pa.Table:
+    def _filtered(
+        self, split: DataSplit, table: pa.Table, keep: npt.NDArray[np.bool_] | None = None
+    ) -> pa.Table:
         """The rows of ``split`` that match: by the conjuncts the partition does not decide
-        when it matches the others, by the whole filter when its values could not be judged."""
-        row_filter = self._rest_filter if self._verdict(split) else self._filter
+        when it matches the others, by the whole filter when its values could not be judged;
+        of those, the ones ``keep`` (a file's deletion vector) keeps, in the same pass."""
+        row_filter = self._row_filter(split)
+        if keep is not None:
+            marked = table.append_column(_KEEP, pa.array(keep))
+            row_filter = pc.field(_KEEP) if row_filter is None else row_filter & pc.field(_KEEP)
+            return marked.filter(row_filter).drop_columns([_KEEP])
         return table if row_filter is None else table.filter(row_filter)
+
+    def _row_filter(self, split: DataSplit) -> pc.Expression | None:
+        return self._rest_filter if self._verdict(split) else self._filter
 
     def _verdict(self, split: DataSplit) -> bool | None:
         """Whether the filter's partition conjuncts hold for every row of ``split`` (True), for

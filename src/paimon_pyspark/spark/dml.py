@@ -9,8 +9,8 @@ DELETE (Java's DeleteFromPaimonTableCommand, with OptimizeMetadataOnlyDeleteFrom
 - no condition drops every file of the table (``truncateTable``), and a condition over partition
   columns only that read/sql_predicate.py translates drops the partitions it matches
   (``truncatePartitions``), whatever the table; unless ``delete.force-produce-changelog``.
-  Every live file of those partitions (postpone files and the partitions' hash index included)
-  is deleted in one OVERWRITE snapshot.
+  Every live file of those partitions (postpone files and the partitions' hash and
+  deletion-vector index files included) is deleted in one OVERWRITE snapshot.
 - a primary-key table writes the matching rows back as -D records through ``spark.write``'s
   topology of its bucket mode (one snapshot, plus a COMPACT one if the writers compact). Its
   merge engine must retract (PrimaryKeyTableUtils.validatePKUpsertDeletable): partial-update
@@ -18,8 +18,15 @@ DELETE (Java's DeleteFromPaimonTableCommand, with OptimizeMetadataOnlyDeleteFrom
   ``aggregation.remove-record-on-delete``, first-row never does. Java then falls back to the
   copy-on-write below on a fully compacted table; here such a delete is refused with Java's
   reason. Rows a batch read cannot see (a postpone table's postpone bucket) are not deleted.
-- an append table is rewritten copy-on-write: the files the condition may match (pruned by
-  the condition where sql_predicate translates it) are read with their file's number, Spark
+- an append table with ``deletion-vectors.enabled`` keeps its files: the files the condition
+  may match are read with each row's position (Spark's ``_metadata.row_index``), without the
+  rows their vectors delete already; Spark finds the matching rows, each task turns their
+  positions into one vector per file, and the driver merges them with the files' vectors and
+  writes the index files (write/append_dv.py, Java's persistDeletionVectors). The commit of
+  the index files is an OVERWRITE snapshot whose conflict check fails if a concurrent commit
+  removed a marked file or replaced an index file the delete read.
+- any other append table is rewritten copy-on-write: the files the condition may match (pruned
+  by the condition where sql_predicate translates it) are read with their file's number, Spark
   finds the files holding a matching row, and their other rows (``NOT (cond <=> TRUE)``, so a
   NULL condition keeps the row) are written as new files, without compaction; the same commit
   deletes the old files. A commit deleting files is an OVERWRITE snapshot whose conflict
@@ -28,8 +35,10 @@ DELETE (Java's DeleteFromPaimonTableCommand, with OptimizeMetadataOnlyDeleteFrom
 
 UPDATE (Java's UpdatePaimonTableCommand; PaimonUpdateTable and RowLevelOp for the checks):
 only deduplicate and partial-update tables; assigning a primary-key column is refused. A
-primary-key table writes the updated matching rows as +U records; an append table rewrites the
-touched files copy-on-write with ``CASE WHEN cond THEN new ELSE old END`` per assigned column.
+primary-key table writes the updated matching rows as +U records; an append table with deletion
+vectors marks the matching rows in vectors, as DELETE does, and writes their new values as new
+files (write-only) in the same commit; any other append table rewrites the touched files
+copy-on-write with ``CASE WHEN cond THEN new ELSE old END`` per assigned column.
 
 Every statement that writes rows runs one ``WriteJob``: a failure anywhere removes the files it
 wrote and commits nothing. A partition drop writes no file, only its commit.
@@ -46,9 +55,17 @@ import pyarrow as pa
 from pyspark.errors import AnalysisException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
+from pyspark.sql.types import (
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
 
 from paimon_pyspark.errors import (
+    CommitOutcomeUnknownError,
     InvalidArgumentError,
     PredicateError,
     SchemaMismatchError,
@@ -67,14 +84,29 @@ from paimon_pyspark.spark.write import ROW_KIND_COLUMN, postpone_bucket_counts, 
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, DataIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.deletion_vector import DeletionVector
 from paimon_pyspark.spec.key_value import DELETE, UPDATE_AFTER
 from paimon_pyspark.spec.manifest import IndexFileMeta, ManifestEntry
 from paimon_pyspark.spec.snapshot import Snapshot
-from paimon_pyspark.store.index_io import HASH_INDEX, IndexFileHandler
+from paimon_pyspark.store.deletion_vectors import (
+    DeletionFile,
+    deletion_files,
+    dv_index_entries,
+    dv_index_of,
+    index_handler_of,
+)
+from paimon_pyspark.store.index_io import DELETION_VECTORS_INDEX, HASH_INDEX, IndexFileHandler
 from paimon_pyspark.table.file_store_table import FileStoreTable
+from paimon_pyspark.write.append_dv import (
+    delete_written_index_files,
+    live_positions,
+    persist_deletion_vectors,
+)
 
 FILE_COLUMN = "_paimon_file"
 """The number of the data file a row of a copy-on-write read comes from."""
+ROW_COLUMN = "_paimon_row"
+"""The position of a row in its data file (Spark's ``_metadata.row_index``)."""
 WRITE_ONLY = "write-only"
 DELETE_FORCE_PRODUCE_CHANGELOG = "delete.force-produce-changelog"
 _DELETE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
@@ -142,6 +174,8 @@ def delete(
             matched = matched.where(F.expr(text))
         kinds = matched.withColumn(ROW_KIND_COLUMN, F.lit(DELETE).cast("tinyint"))
         return _write_rows(target, kinds)
+    if target.table.options.deletion_vectors_enabled:
+        return _mark_deleted(target, text, predicate, None)
     cond = F.expr(text) if text is not None else F.lit(True)
     return _copy_on_write(target, text, predicate, lambda rows: rows.where(~_is_true(cond)))
 
@@ -200,6 +234,8 @@ def update(
             rows = rows.where(F.expr(text))
         kinds = updated(rows, None).withColumn(ROW_KIND_COLUMN, F.lit(UPDATE_AFTER).cast("tinyint"))
         return _write_rows(target, kinds)
+    if target.table.options.deletion_vectors_enabled:
+        return _mark_deleted(target, text, predicate, lambda rows: updated(rows, None))
     cond = F.expr(text) if text is not None else None
     return _copy_on_write(target, text, predicate, lambda rows: updated(rows, cond))
 
@@ -365,9 +401,9 @@ def _write_rows(target: _Target, rows: DataFrame) -> int | None:
 
 def _drop_partitions(target: _Target, predicate: Predicate | None) -> int | None:
     """Java's truncateTable / truncatePartitions: one OVERWRITE snapshot deleting every live
-    file (postpone files and hash index files too) of the partitions ``predicate`` matches
-    (all of them if None). The files are those of the statement's snapshot; the commit's
-    conflict check fails if another writer removed one since."""
+    file (postpone files, hash and deletion-vector index files too) of the partitions
+    ``predicate`` matches (all of them if None). The files are those of the statement's
+    snapshot; the commit's conflict check fails if another writer removed one since."""
     table = target.table
     assert target.snapshot is not None
     entries = table.store.manifest_io.live_entries(target.snapshot)
@@ -380,7 +416,9 @@ def _drop_partitions(target: _Target, predicate: Predicate | None) -> int | None
             groups.setdefault((e.partition, e.bucket), []).append(e)
     handler = IndexFileHandler(table.file_io, table.path, table.store.manifest_io.codec)
     indexes: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
-    for ie in handler.scan(target.snapshot, HASH_INDEX):
+    dropped = [*handler.scan(target.snapshot, HASH_INDEX)]
+    dropped += handler.scan(target.snapshot, DELETION_VECTORS_INDEX)
+    for ie in dropped:
         if ie.partition in keep:
             indexes.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
     messages = []
@@ -459,6 +497,163 @@ def _copy_on_write(
     job = WriteJob(ref, postpone_buckets=postpone_bucket_counts(writer_table))
     ids = run_write(rows, writer_table, job, driver_messages=messages)
     return ids[-1] if ids else None
+
+
+def _mark_deleted(
+    target: _Target,
+    text: str | None,
+    predicate: Predicate | None,
+    rewrite: Callable[[DataFrame], DataFrame] | None,
+) -> int | None:
+    """DELETE (``rewrite`` None) or UPDATE of an append table with deletion vectors (Java's
+    collectDeletionVectors, persistDeletionVectors and writeOnlyUpdatedData): the candidate
+    files are read with each row's position, without the rows their vectors delete; Spark
+    finds the rows ``text`` matches, each task turns their positions into vectors per file,
+    and the driver merges them with the files' vectors and writes the index files. UPDATE
+    then writes ``rewrite`` of the matching rows (read again from the touched files) as new
+    files, write-only, in the same commit: an OVERWRITE snapshot whose conflict check sees
+    the index files it replaces. Nothing it wrote stays if it fails."""
+    table = target.table
+    store = table.store
+    snapshot = target.snapshot
+    assert snapshot is not None
+    pinned = table.copy({"scan.snapshot-id": str(snapshot.id)}, time_travel=False)
+    splits = pinned.new_read_builder().with_filter(predicate).new_scan().plan().splits()
+    files = [s.with_files([f]) for s in splits for f in s.files]
+    if not files:
+        return None
+    dv_index = dv_index_of(store)
+    where = deletion_files(dv_index, dv_index_entries(index_handler_of(store), snapshot))
+    old = [where.get((bytes(s.partition), s.bucket), {}).get(s.files[0].file_name) for s in files]
+    vectors = _collect_vectors(target, _matching(_positioned_rows(target, files, old), text))
+    if not vectors:
+        return None
+    found: dict[tuple[bytes, int], dict[str, DeletionVector]] = {}
+    for i, dv in vectors.items():
+        s = files[i]
+        found.setdefault((bytes(s.partition), s.bucket), {})[s.files[0].file_name] = dv
+    messages = persist_deletion_vectors(store, snapshot, found)
+    try:
+        if rewrite is None:
+            ids = table.new_batch_write_builder().new_commit().commit(messages)
+        else:
+            touched = sorted(vectors)
+            again = _positioned_rows(target, [files[i] for i in touched], [old[i] for i in touched])
+            rows = rewrite(_matching(again, text).drop(FILE_COLUMN, ROW_COLUMN))
+            ref = replace(target.ref, options={**target.ref.options, WRITE_ONLY: "true"})
+            writer_table = table.copy({WRITE_ONLY: "true"})
+            job = WriteJob(ref, postpone_buckets=postpone_bucket_counts(writer_table))
+            ids = run_write(rows, writer_table, job, driver_messages=messages)
+    except CommitOutcomeUnknownError:
+        raise
+    except BaseException:
+        delete_written_index_files(store, messages)
+        raise
+    return ids[-1] if ids else None
+
+
+def _matching(rows: DataFrame, text: str | None) -> DataFrame:
+    return rows if text is None else rows.where(_is_true(F.expr(text)))
+
+
+def _collect_vectors(target: _Target, matched: DataFrame) -> dict[int, DeletionVector]:
+    """File number -> the positions of ``matched`` rows in it, as one vector per file: each
+    task builds the vectors of its rows, the driver merges those of a file."""
+    bitmap64 = target.table.options.deletion_vectors_bitmap64
+    schema = StructType(
+        [StructField("file", IntegerType(), False), StructField("dv", BinaryType(), False)]
+    )
+
+    def build(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        found: dict[int, DeletionVector] = {}
+        for batch in batches:
+            ids = batch.column(0).to_numpy(zero_copy_only=False)
+            rows = batch.column(1).to_numpy(zero_copy_only=False)
+            for file_id in np.unique(ids).tolist():
+                dv = found.setdefault(file_id, DeletionVector(bitmap64))
+                dv.delete(rows[ids == file_id])
+        if found:
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array(list(found), pa.int32()),
+                    pa.array([dv.serialize()[0] for dv in found.values()], pa.binary()),
+                ],
+                names=["file", "dv"],
+            )
+
+    out: dict[int, DeletionVector] = {}
+    for r in matched.select(FILE_COLUMN, ROW_COLUMN).mapInArrow(build, schema).collect():
+        dv = DeletionVector.deserialize(bytes(r[1]))
+        if r[0] in out:
+            out[r[0]].merge(dv)
+        else:
+            out[r[0]] = dv
+    return out
+
+
+def _positioned_rows(
+    target: _Target, files: Sequence[DataSplit], vectors: Sequence[DeletionFile | None]
+) -> DataFrame:
+    """The rows of ``files`` (single-file splits) that their ``vectors`` do not delete, with
+    the file's index in ``files`` and the row's position in the file; one Spark task per file
+    at most, the splits shipped as versioned bytes."""
+    spark = target.spark
+    ref = target.ref
+    schema = spark_schema(target.table)
+    out_schema = StructType(
+        [
+            *schema.fields,
+            StructField(FILE_COLUMN, IntegerType(), False),
+            StructField(ROW_COLUMN, LongType(), False),
+        ]
+    )
+    target_arrow = spark_arrow_schema(out_schema)
+    payloads = [
+        (
+            i,
+            encode_split(s),
+            None if v is None else v.path,
+            None if v is None else v.offset,
+            None if v is None else v.length,
+        )
+        for i, (s, v) in enumerate(zip(files, vectors, strict=True))
+    ]
+    slices = max(1, min(len(payloads), spark.sparkContext.defaultParallelism * 2))
+    source = spark.createDataFrame(
+        spark.sparkContext.parallelize(payloads, slices),
+        StructType(
+            [
+                StructField("id", IntegerType(), False),
+                StructField("split", BinaryType(), False),
+                StructField("dv_path", StringType(), True),
+                StructField("dv_offset", LongType(), True),
+                StructField("dv_length", LongType(), True),
+            ]
+        ),
+    )
+
+    def read_files(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        loaded = ref.load()
+        store = loaded.store
+        dv_index = dv_index_of(store)
+        fields = list(store.fields)
+        n = len(target_arrow) - 2
+        for batch in batches:
+            for file_id, blob, path, offset, length in zip(
+                *(batch.column(i).to_pylist() for i in range(5)), strict=True
+            ):
+                split = decode_split(blob, loaded.partition_types)
+                deleted = None
+                if path is not None:
+                    deleted = dv_index.read(DeletionFile(path, offset, length))
+                f = split.files[0]
+                for rows, positions in live_positions(store, split.bucket_path, f, fields, deleted):
+                    columns = [rows.column(i).cast(target_arrow.field(i).type) for i in range(n)]
+                    columns.append(pa.chunked_array([np.full(rows.num_rows, file_id, np.int32)]))
+                    columns.append(pa.chunked_array([positions]))
+                    yield from pa.Table.from_arrays(columns, schema=target_arrow).to_batches()
+
+    return source.mapInArrow(read_files, out_schema)
 
 
 def _file_rows(target: _Target, files: Sequence[DataSplit]) -> DataFrame:

@@ -335,7 +335,7 @@ class WriteJob:
                     ids += self._compact_shared_buckets(table, messages)
             except Exception as e:
                 after = (
-                    "A batch read of this first-row table shows the new rows only after "
+                    "A batch read of this table (it skips level 0) shows the new rows only after "
                     if lookup
                     else "The rows are readable; compact them with "
                 )

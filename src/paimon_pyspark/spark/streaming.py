@@ -311,10 +311,15 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
             raise
         except Exception as e:
             TableCommit(table.store, user).abort([written_only(m) for m in compacted])
+            after = (
+                "A batch read of this table (it skips level 0) shows its rows only after "
+                if table.options.need_lookup(bool(table.primary_keys))
+                else "Its rows are readable; compact them with "
+            )
             raise PaimonError(
                 f"Table '{table.name}': micro-batch {batch_id} is committed (snapshot "
-                f"{snapshot_id}), but compacting the buckets it wrote failed: {e}. Its rows "
-                "are readable; compact them with paimon_pyspark.procedures.compact."
+                f"{snapshot_id}), but compacting the buckets it wrote failed: {e}. {after}"
+                "paimon_pyspark.procedures.compact."
             ) from e
 
 

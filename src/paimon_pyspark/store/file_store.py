@@ -150,7 +150,6 @@ class FileStore:
     def check_writable(self) -> None:
         """Append tables (unaware or fixed buckets) and fixed-bucket PK tables are written."""
         self._check_primary_key_table("writing to")
-        self.check_deletion_vectors_writable()
         if not self.primary_keys:
             for key in (opts.ROWKIND_FIELD, opts.SEQUENCE_FIELD):
                 if self.options.get(key):
@@ -158,16 +157,6 @@ class FileStore:
                         f"Table '{self.name}': option '{key}' applies to primary-key tables "
                         "only; this table has no primary key."
                     )
-
-    def check_deletion_vectors_writable(self) -> None:
-        """Writers do not mark deletion vectors yet: a write or compaction would leave
-        superseded rows visible to readers that skip level 0, so both are refused."""
-        if self.options.deletion_vectors_enabled:
-            raise UnsupportedOptionError(
-                f"Table '{self.name}': writing to or compacting a table with "
-                "'deletion-vectors.enabled' = 'true' is not supported by paimon_pyspark yet; "
-                "reading it is."
-            )
 
     def _check_primary_key_table(self, action: str) -> None:
         if not self.primary_keys:

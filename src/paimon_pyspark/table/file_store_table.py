@@ -35,6 +35,7 @@ from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.managers import SchemaManager
 from paimon_pyspark.store.manifest_io import ManifestIO
+from paimon_pyspark.table.append_delete import delete_rows
 from paimon_pyspark.table.snapshot_manager import TableSnapshotManager
 from paimon_pyspark.table.stream_builders import StreamWriteBuilder
 from paimon_pyspark.table.tag_manager import TableTagManager
@@ -226,9 +227,12 @@ class FileStoreTable:
     def delete(self, predicate: Predicate | None, commit_user: str | None = None) -> int:
         """Delete the rows matching ``predicate`` (every row if None); one snapshot.
 
-        Primary-key tables only: the live rows that match are read and written back as -D
+        A primary-key table: the live rows that match are read and written back as -D
         records (Java's DELETE on a primary-key table does the same), so a later upsert of
-        the same key brings it back. Returns the number of rows deleted.
+        the same key brings it back. An append table with ``deletion-vectors.enabled``: the
+        matching rows are marked in the deletion vectors of their files, which stay
+        (table/append_delete.py; None truncates the table). Returns the number of rows
+        deleted.
         """
         if predicate is not None and not isinstance(predicate, Predicate):
             raise InvalidArgumentError(
@@ -236,8 +240,11 @@ class FileStoreTable:
                 f"new_predicate_builder(), or None, got {describe(predicate)}."
             )
         if not self.primary_keys:
+            if self.options.deletion_vectors_enabled:
+                return delete_rows(self, predicate, commit_user)
             raise UnsupportedOptionError(
-                f"Table '{self.name}': delete needs a primary key; this table has none."
+                f"Table '{self.name}': delete needs a primary key or, on an append table, "
+                "'deletion-vectors.enabled' = 'true'; this table has neither."
             )
         rb = self.new_read_builder().with_filter(predicate)
         rows = rb.new_read().to_arrow(rb.new_scan().plan().splits())

@@ -10,18 +10,19 @@ written back, numbered from the first file's lowest sequence number.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
 from paimon_pyspark.io.data_file import BucketDir, DataFileSettings
-from paimon_pyspark.io.data_file_reader import iter_data_file
 from paimon_pyspark.io.rolling_file_writer import AppendFileKind, RollingFileWriter, one_value
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
+from paimon_pyspark.spec.deletion_vector import DeletionVector
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.paths import PathFactory
+from paimon_pyspark.write.append_dv import live_positions
 from paimon_pyspark.write.bucket_writer import BufferedBucketWriter
 
 REWRITE_BATCH_ROWS = 65_536
@@ -70,9 +71,11 @@ def rewrite_append_files(
     bucket_path: str,
     path_factory: PathFactory,
     files: Sequence[DataFileMeta],
+    deletion_vectors: Mapping[str, DeletionVector] | None = None,
 ) -> list[DataFileMeta]:
     """Read ``files`` in the given order (each mapped to the current schema) and write their
-    rows into new COMPACT files; files are read ``REWRITE_BATCH_ROWS`` rows at a time, so memory
+    rows into new COMPACT files, without the rows ``deletion_vectors`` (data file name ->
+    vector) delete; files are read ``REWRITE_BATCH_ROWS`` rows at a time, so memory
     stays near one batch plus one flush buffer. On any failure the files written so far are
     removed before the error propagates."""
     if not files:
@@ -81,7 +84,8 @@ def rewrite_append_files(
     fields = list(store.fields)
     try:
         for f in files:
-            for rows in iter_data_file(store, bucket_path, f, fields, False, REWRITE_BATCH_ROWS):
+            dv = (deletion_vectors or {}).get(f.file_name)
+            for rows, _ in live_positions(store, bucket_path, f, fields, dv, REWRITE_BATCH_ROWS):
                 writer.write(rows)
                 if writer.buffered_bytes >= writer.flush_threshold:
                     writer.flush()

@@ -22,23 +22,36 @@ from __future__ import annotations
 
 import heapq
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from typing import Any
 
 from paimon_pyspark.io.data_file import DataFileSettings
 from paimon_pyspark.mergetree.compact_settings import CompactSettings
 from paimon_pyspark.mergetree.compaction import compact_kv_bucket, lookup_compaction_supported
 from paimon_pyspark.mergetree.universal import Levels, key_order
-from paimon_pyspark.spec.binary_row import deserialize_with_arity
+from paimon_pyspark.spec.binary_row import deserialize_with_arity, serialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.manifest import IndexFileMeta
+from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.store.deletion_vectors import (
+    BucketDvMaintainer,
+    dv_index_entries,
+    dv_index_of,
+    index_handler_of,
+)
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.paths import PathFactory
+from paimon_pyspark.write.append_dv import (
+    AppendDvMaintainer,
+    BucketedAppendDvMaintainer,
+    delete_written_index_files,
+)
 from paimon_pyspark.write.append_writer import rewrite_append_files
 
 FULL_COMPACT_MIN_FILE = 3
 """A full compaction of a fixed append bucket needs at least this many files (Java's)."""
-"""A full compaction of an append bucket needs at least this many files (Java's constant)."""
 
 
 class WriteCompaction(ABC):
@@ -115,7 +128,15 @@ class WriteCompaction(ABC):
 
 class MergeTreeWriteCompaction(WriteCompaction):
     """A primary-key bucket (MergeTreeCompactManager): its files as LSM levels, compacted by
-    ``mergetree/compaction.py`` one pick at a time."""
+    ``mergetree/compaction.py`` one pick at a time.
+
+    With deletion vectors, ``dv`` holds the bucket's vectors (restored from the snapshot the
+    files come from; ``dv_base`` is the index file they were read from, or the one this
+    manager wrote last). The increment a commit drains carries the bucket's new index file,
+    written once after its compactions (Java's CompactDeletionFile.lazyGeneration), and the
+    file it replaces as a deleted index file, so the commit can tell that nobody else changed
+    the bucket's vectors meanwhile (commit/conflict_detection.py).
+    """
 
     def __init__(
         self,
@@ -124,11 +145,16 @@ class MergeTreeWriteCompaction(WriteCompaction):
         bucket: int,
         settings: CompactSettings,
         restored: Sequence[DataFileMeta],
+        dv: BucketDvMaintainer | None = None,
+        dv_base: IndexFileMeta | None = None,
     ) -> None:
         super().__init__(store, partition_values, bucket, settings)
         self.files = list(restored)
         schema = store.table_schema
         self.order = key_order([schema.field(k).type for k in schema.trimmed_primary_keys()])
+        self.dv = dv
+        self.dv_base = dv_base
+        self._dv_written: IndexFileMeta | None = None
 
     def add_new_files(self, files: Sequence[DataFileMeta]) -> None:
         self.files += files
@@ -138,7 +164,7 @@ class MergeTreeWriteCompaction(WriteCompaction):
 
     def compact(self, full: bool) -> bool:
         before, after = compact_kv_bucket(
-            self.store, self.partition_values, self.bucket, self.files, full, 1
+            self.store, self.partition_values, self.bucket, self.files, full, 1, dv=self.dv
         )
         if not before and not after:
             return False
@@ -155,11 +181,33 @@ class MergeTreeWriteCompaction(WriteCompaction):
             changed = self.compact(False)
         return self.drain()
 
+    def drain(self) -> CompactIncrement:
+        increment = super().drain()
+        if self.dv is None:
+            return increment
+        written = self.dv.write_index(self.path_factory)
+        if written is None:
+            return increment
+        replaced = (self.dv_base,) if self.dv_base is not None else ()
+        self._dv_written, self.dv_base = written, written
+        return replace(increment, new_index_files=(written,), deleted_index_files=replaced)
+
+    def abort(self) -> None:
+        super().abort()
+        if self._dv_written is not None:
+            dv_index_of(self.store).delete_quietly([self._dv_written])
+            self._dv_written = None
+
 
 class AppendWriteCompaction(WriteCompaction):
     """A fixed bucket of an append table (BucketedAppendCompactManager): files wait in sequence
     order; a minor pick rewrites the oldest window of ``compaction.min.file-num`` files, a full
-    one every small file after the leading big ones."""
+    one every small file after the leading big ones.
+
+    With deletion vectors (``dv``, Java's dvMaintainer) a rewrite leaves out the rows the
+    vectors of its inputs delete and drops those vectors; the bucket's new index file goes into
+    the compact increment. A full pick then always runs, and a big file with a vector is
+    rewritten too."""
 
     def __init__(
         self,
@@ -168,10 +216,12 @@ class AppendWriteCompaction(WriteCompaction):
         bucket: int,
         settings: CompactSettings,
         restored: Sequence[DataFileMeta],
+        dv: AppendDvMaintainer | None = None,
     ) -> None:
         super().__init__(store, partition_values, bucket, settings)
         self.to_compact: list[tuple[int, int, DataFileMeta]] = []
         self._tie = 0
+        self.dv = dv
         self.add_new_files(restored)
 
     def add_new_files(self, files: Sequence[DataFileMeta]) -> None:
@@ -186,17 +236,36 @@ class AppendWriteCompaction(WriteCompaction):
         picked = self._pick_full() if full else self._pick_minor()
         if not picked:
             return False
+        vectors = {}
+        if self.dv is not None:
+            for f in picked:
+                found = self.dv.deletion_vector_of(f.file_name)
+                if found is not None:
+                    vectors[f.file_name] = found
         after = rewrite_append_files(
             DataFileSettings.of(self.store, primary_key=False),
             self.store,
             self.bucket_path,
             self.path_factory,
             picked,
+            vectors,
         )
+        if self.dv is not None:
+            for f in picked:
+                self.dv.notify_removed_deletion_vector(f.file_name)
         if after and after[-1].file_size < self.s.compaction_file_size:
             self.add_new_files(after[-1:])  # a small last output waits for the next pick
         self._update(picked, after)
         return True
+
+    def drain(self) -> CompactIncrement:
+        increment = super().drain()
+        if self.dv is None:
+            return increment
+        changes = self.dv.persist(self.path_factory)
+        return replace(
+            increment, new_index_files=changes.added, deleted_index_files=changes.deleted
+        )
 
     def _pick_minor(self) -> list[DataFileMeta]:
         """Java's ``pickCompactBefore`` over the queue; files the window dropped leave the
@@ -206,11 +275,18 @@ class AppendWriteCompaction(WriteCompaction):
         return window
 
     def _pick_full(self) -> list[DataFileMeta]:
-        """Java's ``triggerFullCompaction``: with at least three files waiting, all of them
-        leave the queue for FullCompactTask's pick (``full_rewrite``)."""
-        if not self.s.force_rewrite_all_files and len(self.to_compact) < FULL_COMPACT_MIN_FILE:
+        """Java's ``triggerFullCompaction``: with at least three files waiting (with deletion
+        vectors, any), all of them leave the queue for FullCompactTask's pick
+        (``full_rewrite``)."""
+        waiting = len(self.to_compact)
+        least = 1 if self.dv is not None else FULL_COMPACT_MIN_FILE
+        if not self.s.force_rewrite_all_files and waiting < least:
             return []
-        return full_rewrite([self._poll() for _ in range(len(self.to_compact))], self.s)
+        has_vector = None
+        if self.dv is not None:
+            dv = self.dv
+            has_vector = lambda name: dv.deletion_vector_of(name) is not None  # noqa: E731
+        return full_rewrite([self._poll() for _ in range(waiting)], self.s, has_vector)
 
 
 def minor_window(
@@ -232,16 +308,26 @@ def minor_window(
     return [], window
 
 
-def full_rewrite(files: Sequence[DataFileMeta], s: CompactSettings) -> list[DataFileMeta]:
+def full_rewrite(
+    files: Sequence[DataFileMeta],
+    s: CompactSettings,
+    has_vector: Callable[[str], bool] | None = None,
+) -> list[DataFileMeta]:
     """Java's FullCompactTask over ``files`` in sequence order: all of them with
     ``force_rewrite_all_files``; else, after the leading big files, the rest when small files
-    outnumber big ones among them and there are at least three."""
+    outnumber big ones among them and there are at least three. With deletion vectors
+    (``has_vector``: whether a data file has one) a leading big file with a vector is not
+    skipped, and the rest is always taken."""
     if s.force_rewrite_all_files:
         return list(files)
     start = 0
     while start < len(files) and files[start].file_size >= s.compaction_file_size:
+        if has_vector is not None and has_vector(files[start].file_name):
+            break
         start += 1
     rest = list(files[start:])
+    if has_vector is not None:
+        return rest
     small = sum(1 for f in rest if f.file_size < s.compaction_file_size)
     if small > len(rest) - small and len(rest) >= FULL_COMPACT_MIN_FILE:
         return rest
@@ -254,11 +340,39 @@ def new_write_compaction(
     bucket: int,
     settings: CompactSettings,
     restored: Sequence[DataFileMeta],
+    dv: BucketDvMaintainer | None = None,
+    dv_base: IndexFileMeta | None = None,
 ) -> WriteCompaction:
-    """The manager of a primary-key or fixed-bucket append bucket."""
+    """The manager of a primary-key or fixed-bucket append bucket (``dv``, ``dv_base``: see
+    MergeTreeWriteCompaction; an append bucket reads ``dv_base`` when ``dv`` is None)."""
     if store.primary_keys:
-        return MergeTreeWriteCompaction(store, partition_values, bucket, settings, restored)
-    return AppendWriteCompaction(store, partition_values, bucket, settings, restored)
+        return MergeTreeWriteCompaction(
+            store, partition_values, bucket, settings, restored, dv, dv_base
+        )
+    append_dv = None
+    if store.options.deletion_vectors_enabled:
+        partition = serialize_with_arity(partition_values, store.partition_types)
+        base = () if dv_base is None else (dv_base,)
+        append_dv = BucketedAppendDvMaintainer(dv_index_of(store), partition, bucket, base, dv)
+    return AppendWriteCompaction(store, partition_values, bucket, settings, restored, append_dv)
+
+
+def restore_dv(store: FileStore, base: IndexFileMeta | None) -> BucketDvMaintainer | None:
+    """A bucket's deletion vectors as ``base`` (its live index file, None for none) holds
+    them; None when the table has no deletion vectors (Java's BucketedDvMaintainer.Factory)."""
+    if not store.options.deletion_vectors_enabled or not store.primary_keys:
+        return None
+    dv_index = dv_index_of(store)
+    return BucketDvMaintainer(dv_index, dv_index.read_all(base) if base is not None else {})
+
+
+def dv_bases(store: FileStore, snapshot: Snapshot | None) -> dict[tuple[bytes, int], IndexFileMeta]:
+    """Per (partition, bucket): the live deletion-vector index file of ``snapshot`` (none when
+    the table has no deletion vectors)."""
+    if not store.options.deletion_vectors_enabled or snapshot is None:
+        return {}
+    entries = dv_index_entries(index_handler_of(store), snapshot)
+    return {(bytes(e.partition), e.bucket): e.index_file for e in entries}
 
 
 def compacts_on_write(store: FileStore) -> CompactSettings | None:
@@ -291,13 +405,16 @@ def compact_written_buckets(
         if key in written:
             files.setdefault(key, []).append(e.file)
             totals[key] = e.total_buckets
+    bases = dv_bases(store, snapshot)
     delta_commits = store.options.full_compaction_delta_commits
     full = delta_commits is not None and delta_commits >= 0
     messages: list[CommitMessage] = []
     try:
         for (partition, bucket), restored in files.items():
             values = deserialize_with_arity(partition, store.partition_types)
-            manager = new_write_compaction(store, values, bucket, settings, restored)
+            base = bases.get((partition, bucket))
+            dv = restore_dv(store, base)
+            manager = new_write_compaction(store, values, bucket, settings, restored, dv, base)
             try:
                 increment = manager.prepare_commit(full)
             except BaseException:
@@ -315,6 +432,7 @@ def compact_written_buckets(
             for f in m.compact_increment.compact_after:
                 if f.file_name not in inputs:
                     store.file_io.delete_quietly(f"{path}/{f.file_name}")
+        delete_written_index_files(store, messages)
         raise
     return messages
 

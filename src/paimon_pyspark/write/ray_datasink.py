@@ -154,7 +154,13 @@ class PaimonDatasink(Datasink[bytes]):
             LOG.info("Table '%s': the Ray write produced no rows to commit.", self.table.name)
             return
         self.snapshot_ids = _commit_or_abort(self._builder.new_commit(), messages)
-        if self.snapshot_ids and store.bucket_mode == BucketMode.HASH_FIXED:
+        # a table that needs lookup (first-row, deletion vectors) is read without level 0:
+        # its written buckets are compacted in every bucket mode that compacts at commit
+        lookup = store.options.need_lookup(bool(store.primary_keys)) and store.bucket_mode in (
+            BucketMode.HASH_DYNAMIC,
+            BucketMode.KEY_DYNAMIC,
+        )
+        if self.snapshot_ids and (store.bucket_mode == BucketMode.HASH_FIXED or lookup):
             self.snapshot_ids += self._compact_written(messages)
 
     def _compact_written(self, messages: Sequence[CommitMessage]) -> list[int]:

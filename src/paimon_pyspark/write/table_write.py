@@ -21,7 +21,10 @@ percent``, ``compaction.size-ratio``; ForceUpLevel0Compaction for tables that ne
 no level-0 file of a first-row table outlives a commit), a fixed-bucket append bucket the
 oldest ``compaction.min.file-num`` files; with ``full-compaction.delta-commits`` a full
 compaction comes first. The bucket's message then carries both increments; FileStoreCommit
-commits them as an APPEND snapshot and a COMPACT snapshot. Not with ``write-only``, not in
+commits them as an APPEND snapshot and a COMPACT snapshot. With deletion vectors the write
+keeps each bucket's vectors (restored from the snapshot it read) across its commits, and the
+compaction's lookups mark the rows it replaces (mergetree/dv_lookup.py); the bucket's new
+index file joins the compact increment. Not with ``write-only``, not in
 bucket-unaware and postpone modes (Java's writers there have no compaction), and not for writers
 that share a bucket (``sequence_slot`` stride > 1).
 """
@@ -66,11 +69,18 @@ from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, DataIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import DELETE, RETRACTS, ROW_KIND_NAMES, VALUE_KIND
+from paimon_pyspark.spec.manifest import IndexFileMeta
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET, BucketMode
+from paimon_pyspark.store.deletion_vectors import BucketDvMaintainer
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.write.append_writer import AppendWriter
 from paimon_pyspark.write.bucket_writer import BucketWriter
-from paimon_pyspark.write.compact_manager import compacts_on_write, new_write_compaction
+from paimon_pyspark.write.compact_manager import (
+    compacts_on_write,
+    dv_bases,
+    new_write_compaction,
+    restore_dv,
+)
 from paimon_pyspark.write.dynamic import DynamicBucketIndexMaintainer
 from paimon_pyspark.write.key_value_writer import KeyValueWriter
 from paimon_pyspark.write.postpone import PostponeBucketWriter, postpone_settings
@@ -163,6 +173,12 @@ class TableWrite:
         delta_commits = o.full_compaction_delta_commits
         self.full_compaction = delta_commits is not None and delta_commits >= 0
         self._live_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        self._dv_bases: dict[tuple[bytes, int], IndexFileMeta] = {}
+        """Per bucket: its live deletion-vector index file in the snapshot the write restored,
+        or the one this write wrote for it since (a stream's next checkpoint builds on it)."""
+        self._dv: dict[tuple[bytes, int], BucketDvMaintainer] = {}
+        """Per bucket: its deletion vectors, kept across commits as Java keeps a writer's
+        dvMaintainer."""
         self._partition_buckets: dict[bytes, set[int]] = {}
         self._closed = False
 
@@ -315,18 +331,34 @@ class TableWrite:
         if self.compact_settings is not None:
             values = deserialize_with_arity(partition, self.table.partition_types)
             restored = self._live_files.get(key, [])
+            dv = self._dv_of(key)
+            base = self._dv_bases.get(key)
             manager = new_write_compaction(
-                self.table, values, bucket, self.compact_settings, restored
+                self.table, values, bucket, self.compact_settings, restored, dv, base
             )
             try:
                 manager.add_new_files(message.new_files)
                 compact = manager.prepare_commit(self.full_compaction)
             except BaseException:
+                self._dv.pop(key, None)  # half-changed: restored again if the write goes on
                 manager.abort()
                 self._delete_written(message)
                 raise
+            for written in compact.new_index_files:
+                self._dv_bases[key] = written
             message = replace(message, compact_increment=compact)
         return None if message.is_empty() else message
+
+    def _dv_of(self, key: tuple[bytes, int]) -> BucketDvMaintainer | None:
+        """The bucket's deletion vectors (None without them): restored at first use from the
+        index file the write's snapshot holds for the bucket (none after
+        ``ignore_previous_files``), then kept."""
+        dv = self._dv.get(key)
+        if dv is None:
+            dv = restore_dv(self.table, self._dv_bases.get(key))
+            if dv is not None:
+                self._dv[key] = dv
+        return dv
 
     def _delete_written(self, message: CommitMessage) -> None:
         """Delete the files this write produced for ``message`` (never an upgraded live file)."""
@@ -338,6 +370,13 @@ class TableWrite:
         bucket_path = self.path_factory.bucket_path(rel, message.bucket)
         for f in written:
             self.table.file_io.delete_quietly(f"{bucket_path}/{f.file_name}")
+        index_dir = os.path.join(self.table.path, "index")
+        for index in message.data_increment.new_index_files + (
+            message.compact_increment.new_index_files
+        ):
+            self.table.file_io.delete_quietly(
+                index.external_path or os.path.join(index_dir, index.file_name)
+            )
 
     def abort(self) -> None:
         """Delete every file written and not yet handed out in a commit message."""
@@ -560,6 +599,8 @@ class TableWrite:
         snapshot = self.table.snapshot_manager.latest()
         if snapshot is None:
             return {}
+        if self.compact_at_commit:
+            self._dv_bases = dv_bases(self.table, snapshot)
         max_seq: dict[tuple[bytes, int], int] = {}
         for e in self.table.manifest_io.live_entries(snapshot):
             if e.kind != mf.KIND_ADD:

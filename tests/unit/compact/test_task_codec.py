@@ -14,6 +14,9 @@ from paimon_pyspark.compact.postpone import PostponePartition
 from paimon_pyspark.errors import CorruptRecordError
 from paimon_pyspark.spec.binary_row import serialize_with_arity
 from paimon_pyspark.spec.data_file_meta import EMPTY_ROW_BYTES, EMPTY_STATS, DataFileMeta
+from paimon_pyspark.spec.manifest import DeletionVectorRange, IndexFileMeta
+from paimon_pyspark.spec.versioned_record import RecordWriter
+from paimon_pyspark.store.index_io import DELETION_VECTORS_INDEX
 from paimon_pyspark.types.data_types import DATE, INT, STRING
 
 TYPES = [STRING(), INT(), DATE()]
@@ -55,6 +58,28 @@ def test_postpone_partition_round_trips_with_its_bucket_files() -> None:
     assert back.bucket_task(1, False).files == ()
 
 
+def dv_file(name: str, *data_files: str) -> IndexFileMeta:
+    ranges = tuple(DeletionVectorRange(d, 1 + 20 * i, 20, 2) for i, d in enumerate(data_files))
+    return IndexFileMeta(DELETION_VECTORS_INDEX, name, 1 + 20 * len(ranges), len(ranges), ranges)
+
+
+def test_tasks_carry_their_buckets_deletion_vector_index_files() -> None:
+    """A primary-key bucket's task carries its index file of the planned snapshot; version 1
+    records (no index files) still decode."""
+    task = CompactTask(KV, PARTITION, VALUES, 3, 4, (f("a", 5),), True, (dv_file("i", "a"),))
+    assert CompactTask.from_bytes(task.to_bytes(), TYPES) == task
+    part = PostponePartition(
+        PARTITION, VALUES, 4, (f("p1"),), {0: (f("b0", 5),)}, {0: dv_file("i0", "b0")}
+    )
+    back = PostponePartition.from_bytes(part.to_bytes(), TYPES)
+    assert back == part and back.bucket_task(0, False).dv_index == (dv_file("i0", "b0"),)
+    assert back.bucket_task(1, False).dv_index == ()
+    plain = CompactTask(KV, PARTITION, VALUES, 3, 4, (f("a"),), False)
+    w = RecordWriter(CompactTask.MAGIC, 1).write_str(KV).write_bytes(PARTITION)
+    old = w.write_int(3).write_int(4).write_files(plain.files).write_bool(False).to_bytes()
+    assert CompactTask.from_bytes(old, TYPES) == plain
+
+
 def test_what_does_not_decode_is_a_typed_error() -> None:
     task = CompactTask(KV, PARTITION, VALUES, 0, 1, (f("a"),), True)
     data = task.to_bytes()
@@ -62,8 +87,8 @@ def test_what_does_not_decode_is_a_typed_error() -> None:
         CompactTask.from_bytes(pickle.dumps(task), TYPES)
     with pytest.raises(CorruptRecordError, match="compaction task does not decode.*truncated"):
         CompactTask.from_bytes(data[:-1], TYPES)
-    with pytest.raises(CorruptRecordError, match="version 2"):
-        CompactTask.from_bytes(data[:4] + b"\x00\x02" + data[6:], TYPES)
+    with pytest.raises(CorruptRecordError, match="version 3"):
+        CompactTask.from_bytes(data[:4] + b"\x00\x03" + data[6:], TYPES)
     with pytest.raises(CorruptRecordError, match="partition row"):
         CompactTask.from_bytes(data, [STRING()])
     with pytest.raises(CorruptRecordError, match="unknown kind 'oops'"):
