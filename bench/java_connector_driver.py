@@ -27,6 +27,7 @@ One JSON command in, one JSON object out (on the last stdout line; Spark logs go
   bench/pk_write_compaction.py wrote them). Timed: the upsert commits together; after each,
   untimed, the most live files in a bucket (``$files``); then the merge-read and, after a
   full compaction (``CALL sys.compact``, if this connector runs it), the read again.
+  ``"options"``: more table properties (bench/dv_read.py: ``deletion-vectors.enabled``).
 - ``{"op": "read_queries", ...}``: bench/spark_read_queries.py's tables and queries, all of
   them described in the command (the rows as Spark SQL select lists over ``spark.range``, the
   DDL, the sort and the target file size, the primary-key table's commits, the queries as a
@@ -332,6 +333,7 @@ def op_pk_commits(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[str, 
     rows, commits = int(cmd.get("rows", 2_000_000)), int(cmd.get("commits", 100))
     ids_dir = str(cmd["ids_dir"])
     props = {"primary-key": ",".join(benchlib.PK_PRIMARY_KEYS)}  # no bucket: dynamic
+    props.update({str(k): str(v) for k, v in dict(cmd.get("options", {})).items()})
     table = "paimon.db.commits"
     spark.sql(
         f"CREATE TABLE {table} ({benchlib.PK_DDL_COLUMNS}) "

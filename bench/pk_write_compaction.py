@@ -150,9 +150,14 @@ def upserts(ids: list[np.ndarray]) -> list[pa.Table]:
 
 
 def run_java(
-    rows: int, ids: list[np.ndarray], expected: dict[str, float], tmp: str
+    rows: int,
+    ids: list[np.ndarray],
+    expected: dict[str, float],
+    tmp: str,
+    options: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The same commits through the Java connector; {"note": why} when it cannot run."""
+    """The same commits through the Java connector (``options``: more table properties);
+    {"note": why} when it cannot run."""
     python = os.environ.get("JAVA_CONNECTOR_PYTHON") or str(PROJECT / ".venv-spark35/bin/python")
     jar = os.environ.get("PAIMON_SPARK_JAR") or str(
         PROJECT / ".cache" / "java" / "paimon-spark-3.5-0.9.0.jar"
@@ -164,6 +169,8 @@ def run_java(
         pq.write_table(pa.table({"id": keys}), os.path.join(ids_dir, f"c{c:04d}.parquet"))
     command = {"op": "pk_commits", "rows": rows, "commits": len(ids), "ids_dir": ids_dir}
     command["tmpdir"] = tmp
+    if options:
+        command["options"] = options
     proc = subprocess.run(
         [python, str(BENCH / "java_connector_driver.py"), json.dumps(command)],
         capture_output=True,
