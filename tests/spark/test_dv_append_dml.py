@@ -172,12 +172,6 @@ def test_update_marks_old_rows_and_appends_new_ones(
     assert read(wh, name) == sorted(model)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the Spark read of tables with deletion vectors (spark/read.py, the read helper's) "
-    "does not apply them yet; strict, so this fails once it does and the other tests here "
-    "should then check SELECT through the door too",
-)
 def test_select_through_the_door_sees_the_deletes(spark: SparkSession, wh: str) -> None:
     create(spark, "sel", "unaware")
     sql(spark, "DELETE FROM sel WHERE id < 25").collect()

@@ -348,7 +348,8 @@ class PaimonReader(DataSourceReader):
         splits = self._builder(table).new_scan().plan().splits()
         if self.skip_raw:
             settings = MergeSettings.from_table(table.store) if table.primary_keys else None
-            splits = [s for s in splits if not is_raw(s, settings)]
+            dv = table.options.deletion_vectors_enabled
+            splits = [s for s in splits if not is_raw(s, settings, dv)]
         if not table.primary_keys:  # nothing to merge: any file may go to any task
             splits = [s.with_files((f,)) for s in splits for f in s.files]
         open_cost = table.options.source_split_open_file_cost

@@ -464,7 +464,7 @@ def _copy_on_write(
     assert target.snapshot is not None
     pinned = table.copy({"scan.snapshot-id": str(target.snapshot.id)}, time_travel=False)
     splits = pinned.new_read_builder().with_filter(predicate).new_scan().plan().splits()
-    files = [replace(s, files=(f,)) for s in splits for f in s.files]
+    files = [s.with_files((f,)) for s in splits for f in s.files]
     if not files:
         return None
     if text is not None:

@@ -12,6 +12,12 @@ snapshot and unioned in; a split's final file (``kv_read.final_file``: under ded
 newest file, when it holds no retraction) goes to Spark too, and the Python source merges the
 other files without its keys' rows.
 
+Deletion vectors are applied by Spark too (:func:`_deleting`): the files with one are read with
+each row's position in its file (``_metadata.row_index``) and a row is kept unless its bit is
+set in its file's vector, given to Spark as a bitset literal. A primary-key table with deletion
+vectors has its batch splits raw (``kv_read.raw_convertible(..., deletion_vectors=True)``: files
+above level 0, their superseded rows marked), so all of it reads through Spark.
+
 The files go to Spark only where Spark reads them exactly as our reader does: local files
 (an object store needs Spark's own credentials), Parquet, written under the current schema
 (no field-id mapping needed), and columns of types whose Parquet form Spark reads to the same
@@ -21,18 +27,21 @@ else reads through the Python source, as option ``native-read`` = ``false`` forc
 
 from __future__ import annotations
 
+import json
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
-from paimon_pyspark.errors import OptionError
+from paimon_pyspark.errors import FileMissingError, OptionError
 from paimon_pyspark.fs.local import LocalFileIO
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.options import TIME_TRAVEL_KEYS
@@ -42,7 +51,9 @@ from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.spark.schema import spark_schema
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.deletion_vector import DeletionVector
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
+from paimon_pyspark.store.deletion_vectors import DeletionFile, dv_index_of
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.types.arrow import to_arrow_type
 from paimon_pyspark.types.data_types import AtomicType, TimestampType
@@ -85,11 +96,14 @@ def eligible(table: FileStoreTable) -> bool:
     return all(_native_type(f.type) for f in table.arrow_schema)
 
 
-def is_raw(split: DataSplit, settings: MergeSettings | None) -> bool:
-    """Whether the split's files are its rows as they are (no merge, no retraction)."""
+def is_raw(split: DataSplit, settings: MergeSettings | None, deletion_vectors: bool) -> bool:
+    """Whether the split's files are its rows as they are (no merge, no retraction) once their
+    deletion vectors are applied (``deletion_vectors``: the table's option)."""
     if settings is None:
         return True
-    return split.bucket != POSTPONE_BUCKET and raw_convertible(split.files, settings)
+    return split.bucket != POSTPONE_BUCKET and raw_convertible(
+        split.files, settings, deletion_vectors
+    )
 
 
 def _final_file(split: DataSplit, settings: MergeSettings | None) -> DataFileMeta | None:
@@ -153,11 +167,12 @@ def native_frame(
     if plan.snapshot_id is None:
         return None
     settings = MergeSettings.from_table(table.store) if table.primary_keys else None
+    dv = table.options.deletion_vectors_enabled
     splits = plan.splits()
     raw: list[DataSplit] = []
     merged = 0
     for split in splits:
-        if is_raw(split, settings):
+        if is_raw(split, settings, dv):
             raw.append(split)
             continue
         merged += 1
@@ -172,8 +187,7 @@ def native_frame(
     needed = wanted + sorted(_fields_of(predicate) - set(wanted)) if predicate else wanted
     full = spark_schema(table)
     schema = StructType([full[name] for name in needed])
-    paths = [f"file://{p}" for s in raw for p in s.file_paths]
-    df = _relation(spark, schema, paths)
+    df = _files_frame(spark, table, schema, raw)
     if merged:
         rest = {k: v for k, v in opts.items() if k not in TIME_TRAVEL_KEYS}
         rest.update({"snapshot-id": str(plan.snapshot_id), SKIP_RAW_SPLITS: "true"})
@@ -247,6 +261,155 @@ def _relation(spark: SparkSession, schema: StructType, paths: list[str]) -> Data
     else:
         kept.move_to_end(key)
     return df
+
+
+def _files_frame(
+    spark: SparkSession, table: FileStoreTable, schema: StructType, splits: list[DataSplit]
+) -> DataFrame:
+    """Spark's Parquet read of the files of ``splits`` with ``schema``, their deletion vectors
+    applied: the files without a vector in one relation, those with one apart
+    (:func:`_deleting`), so only their rows pay for the vector's test; a file whose vector
+    deletes every row is not read."""
+    plain: list[str] = []
+    marked: list[tuple[str, DataFileMeta, DeletionFile]] = []
+    for split in splits:
+        deletions = split.deletion_files or (None,) * len(split.files)
+        for f, deletion in zip(split.files, deletions, strict=True):
+            path = f"{split.bucket_path}/{f.file_name}"
+            if deletion is None or deletion.cardinality == 0:
+                plain.append(f"file://{path}")
+            elif deletion.cardinality is None or deletion.cardinality < f.row_count:
+                marked.append((path, f, deletion))
+            # else every row of the file is deleted: nothing to read
+    frames = [_relation(spark, schema, plain)] if plain else []
+    if marked:
+        frames.append(_deleting(spark, table, schema, marked))
+    if not frames:
+        return spark.createDataFrame([], schema)
+    df = frames[0]
+    for other in frames[1:]:
+        df = df.union(other)
+    return df
+
+
+_DELETING_KEPT = 4
+_deleting_frames: weakref.WeakKeyDictionary[
+    SparkSession, OrderedDict[tuple[str, ...], DataFrame]
+] = weakref.WeakKeyDictionary()
+"""Per session, the frames of the last files with vectors read (:func:`_deleting`), newest
+last: fewer than relations, as each holds its bitsets (a bit per row of its files)."""
+
+_BITS = "array<array<bigint>>"
+"""The deleted rows of the files of a relation, each a bitset as 64-bit words (bit ``i`` of
+word ``j`` set: row ``64 * j + i`` is deleted), in the order of their sizes (``_SIZES``)."""
+_SIZES = "array<bigint>"
+
+
+def _deleting(
+    spark: SparkSession,
+    table: FileStoreTable,
+    schema: StructType,
+    files: list[tuple[str, DataFileMeta, DeletionFile]],
+) -> DataFrame:
+    """The rows of ``files`` (local path, file, where its vector is) that their vectors keep:
+    a Parquet relation with Spark's ``_metadata.file_size`` and ``_metadata.row_index``, kept
+    where the row's bit in its file's bitset is not set. The bitsets are a map literal from
+    each file's size (a file's size picks its bitset in a few integer comparisons a row, where
+    its name costs string comparisons: a fifth of the read), so files of one size go to
+    separate relations. The literal is ``from_json`` of its text, which Spark folds once per
+    query (an ``array(...)`` of SQL literals costs the parser and the analyzer a node per
+    word); a word is found by index and its bit by a shift, a few instructions a row in
+    whole-stage generated code. (A join against the deleted positions costs a shuffle or a
+    broadcast of them, a relation per file the planning of each.) The frame is kept per
+    session (``_deleting_frames``), as :func:`_relation` keeps its relation: the same files
+    with the same vectors are the same rows."""
+    key = (
+        "deleting",
+        schema.json(),
+        *(f"{path}\0{d.path}\0{d.offset}\0{d.length}" for path, _, d in files),
+    )
+    kept = _deleting_frames.setdefault(spark, OrderedDict())
+    found = kept.get(key)
+    if found is not None:
+        kept.move_to_end(key)
+        return found
+    dv_index = dv_index_of(table.store)
+    groups: list[dict[int, tuple[str, list[int]]]] = []
+    for path, f, deletion in files:
+        try:
+            vector = dv_index.read(deletion)
+        except FileMissingError as e:
+            raise FileMissingError(
+                f"Table '{table.name}': the deletion vector of data file '{path}' is in index "
+                f"file '{deletion.path}', which is missing: {e}",
+                e.path,
+            ) from e
+        size = table.file_io.file_size(path)
+        group = next((g for g in groups if size not in g), None)
+        if group is None:
+            group = {}
+            groups.append(group)
+        group[size] = (path, _words(vector, f.row_count))
+    taken = {n.lower() for n in schema.names}
+    names = [_fresh(base, taken) for base in ("_dv_size", "_dv_row", "_dv_bits")]
+    frames = [
+        _kept_rows(_relation(spark, schema, [f"file://{p}" for p, _ in g.values()]), g, names)
+        for g in groups
+    ]
+    df = frames[0]
+    for other in frames[1:]:
+        df = df.union(other)
+    kept[key] = df
+    while len(kept) > _DELETING_KEPT:
+        kept.popitem(last=False)
+    return df
+
+
+def _kept_rows(
+    rel: DataFrame, bitsets: Mapping[int, tuple[str, list[int]]], names: list[str]
+) -> DataFrame:
+    """The rows of ``rel`` (files of distinct sizes) whose bit is not set in the bitset of
+    their file's size (``bitsets``: size -> (path, words)); ``names``: free column names."""
+    size, row, bits = names
+    meta = rel.metadataColumn("_metadata")
+    words = F.map_from_arrays(
+        F.from_json(F.lit(json.dumps(list(bitsets))), _SIZES),
+        F.from_json(F.lit(json.dumps([w for _, w in bitsets.values()])), _BITS),
+    )
+    word = f"get(try_element_at({bits}, {size}), CAST(shiftright({row}, 6) AS INT))"
+    return (
+        rel.select(
+            "*",
+            meta.getField("file_size").alias(size),
+            meta.getField("row_index").alias(row),
+            words.alias(bits),
+        )
+        .where(f"NOT ((shiftright({word}, CAST({row} & 63 AS INT)) & 1L) <=> 1L)")
+        .drop(size, row, bits)
+    )
+
+
+def _words(vector: DeletionVector, row_count: int) -> list[int]:
+    """The bitset of ``vector``'s positions below ``row_count`` as signed 64-bit words, up to
+    the word of the last one (a row past them finds no word: kept)."""
+    positions = vector.positions()
+    positions = positions[positions < np.uint64(row_count)].astype(np.int64)
+    if not positions.size:
+        return []
+    bits = np.zeros((int(positions[-1]) // 64 + 1) * 64, dtype=np.bool_)
+    bits[positions] = True
+    words: list[int] = np.packbits(bits, bitorder="little").view("<i8").tolist()
+    return words
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    """A column name like ``base`` that no name of ``taken`` (lower case) is; taken with it."""
+    name, n = base, 0
+    while name.lower() in taken:
+        n += 1
+        name = f"{base}{n}"
+    taken.add(name.lower())
+    return name
 
 
 def _listed(spark: SparkSession, make: Callable[[], DataFrame], files: int) -> DataFrame:
