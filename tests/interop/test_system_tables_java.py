@@ -54,6 +54,8 @@ def test_rows_equal_java(
         assert ours == theirs == []  # only dynamic buckets (and vectors) write index files
         return
     assert theirs, f"Java's {kind}${system} is empty: the table setup did not exercise it"
+    if system == "ro":  # the data table's rows: Java's order is its splits', compare as sets
+        ours, theirs = sorted(ours, key=repr), sorted(theirs, key=repr)
     if system in ("files", "schemas"):
         key = table.field_names.index(table.primary_keys[0])
         ours = sorted(ours, key=lambda r: r[key])

@@ -94,3 +94,15 @@ def test_primary_key_reads_skip_level_0_and_merge_nothing(built: Built) -> None:
     assert all(f.level > 0 for s in splits for f in s.files)
     data = read(table)
     assert pc.count_distinct(data.column("k")).as_py() == data.num_rows
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_read_optimized_view_equals_javas(java_oracle: JavaOracle, built: Built, name: str) -> None:
+    """``t$ro``: a primary-key table's top level with its vectors, an append table whole."""
+    catalog = CatalogFactory.create({"warehouse": str(built.warehouse)})
+    ours = catalog.get_system_table(f"{DB}.{name}$ro").to_arrow()
+    java = java_oracle.read_table_ro(built.warehouse, DB, name)
+    assert java.fields == ours.column_names
+    assert sorted_rows(canonical_rows(ours)) == sorted_rows(java.rows)
+    if name.startswith("append"):
+        assert sorted_rows(canonical_rows(ours)) == built.expected[name]

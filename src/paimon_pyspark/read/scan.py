@@ -282,6 +282,7 @@ class TableScan:
         """Java's batchScanSkipLevel0 (deletion vectors, first-row); with it, files are
         dropped one by one by their value stats (DataTableBatchScan's enableValueFilter)."""
         self.scan_all_files = False
+        self.only_level: int | None = None
         self._stats_layouts: dict[tuple[int, tuple[str, ...] | None], _StatsLayout] = {}
         self.shard: tuple[int, int] | None = None
         self.slice: tuple[int, int] | None = None
@@ -299,6 +300,14 @@ class TableScan:
         of cross-partition upserts (IndexBootstrap's ``withLevelFilter(level -> true)``). The
         splits that then hold level-0 files are merged, their files' vectors applied."""
         self.skip_level_0 = False
+        return self
+
+    def with_level(self, level: int) -> TableScan:
+        """Plan only the files at ``level``, each dropped by its value stats too (Java's
+        ``withLevel`` with ``enableValueFilter``): the read-optimized ``$ro`` view of a
+        primary-key table reads its top level alone, which needs no merge."""
+        self.only_level = level
+        self.skip_level_0 = True
         return self
 
     def with_shard(self, idx_of_this_subtask: int, number_of_para_subtasks: int) -> TableScan:
@@ -491,6 +500,8 @@ class TableScan:
                     out.append(e)
                 continue
             if skip_level0 and e.file.level == 0:
+                continue
+            if self.only_level is not None and e.file.level != self.only_level:
                 continue
             ok = partition_ok.get(e.partition)
             if ok is None:

@@ -1,8 +1,9 @@
 """Read-only system tables of a table: ``t$snapshots``, ``$schemas``, ``$options``, ``$files``,
-``$manifests``, ``$partitions``, ``$buckets``, ``$tags`` and ``$table_indexes``.
+``$manifests``, ``$partitions``, ``$buckets``, ``$tags``, ``$table_indexes`` and ``$ro``.
 
 Mirrors org.apache.paimon.table.system.{SnapshotsTable, SchemasTable, OptionsTable, FilesTable,
-ManifestsTable, PartitionsTable, BucketsTable, TagsTable, TableIndexesTable} and
+ManifestsTable, PartitionsTable, BucketsTable, TagsTable, TableIndexesTable,
+ReadOptimizedTable} and
 SystemTableLoader (Java 1.4.2):
 the same names, columns, types and nullability, and each value rendered as Java renders it.
 Java turns values into text in three ways, kept apart here because they differ:
@@ -44,6 +45,7 @@ from paimon_pyspark.errors import (
     describe,
 )
 from paimon_pyspark.read.predicate import Predicate, PredicateBuilder, check_fields
+from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
@@ -198,7 +200,9 @@ _TABLES: dict[str, tuple[tuple[DataField, ...], tuple[str, ...]]] = {
     "tags": (TAGS_FIELDS, ("tag_name",)),
     "table_indexes": (TABLE_INDEXES_FIELDS, ("partition", "bucket", "index_type", "file_name")),
 }
-SYSTEM_TABLES = tuple(_TABLES)
+READ_OPTIMIZED = "ro"
+"""``$ro``: the table's own columns, read from its top level (``_read_optimized``)."""
+SYSTEM_TABLES = (*_TABLES, READ_OPTIMIZED)
 """The system tables served here, by the name after ``$``."""
 
 JAVA_ONLY_SYSTEM_TABLES = (
@@ -206,7 +210,6 @@ JAVA_ONLY_SYSTEM_TABLES = (
     "file_key_ranges",
     "branches",
     "consumers",
-    "ro",
     "aggregation_fields",
     "statistics",
     "binlog",
@@ -219,7 +222,7 @@ def load_system_table(data_table: FileStore, system_name: str) -> SystemTable:
     """The system table ``system_name`` (case-insensitive, as Java's loader) of ``data_table``;
     IdentifierError naming it when it is not served here."""
     kind = system_name.lower()
-    if kind not in _TABLES:
+    if kind not in SYSTEM_TABLES:
         full = f"{data_table.name}${system_name}"
         known = ", ".join(SYSTEM_TABLES)
         if kind in JAVA_ONLY_SYSTEM_TABLES:
@@ -359,7 +362,10 @@ class SystemTable:
     def __init__(self, data_table: FileStore, kind: str) -> None:
         self._store = data_table
         self.kind = kind
-        self.fields, keys = _TABLES[kind]
+        if kind == READ_OPTIMIZED:
+            self.fields, keys = data_table.fields, tuple(data_table.primary_keys)
+        else:
+            self.fields, keys = _TABLES[kind]
         self.primary_keys: list[str] = list(keys)
         self.name = f"{data_table.name}${kind}"
 
@@ -376,7 +382,9 @@ class SystemTable:
         return to_arrow_schema(self.fields)
 
     def to_arrow(self) -> pa.Table:
-        """Every row, computed now from the table's metadata files."""
+        """Every row, computed now from the table's metadata files (``$ro``: read now)."""
+        if self.kind == READ_OPTIMIZED:
+            return _read_optimized(self._store)
         rows = _ROWS[self.kind](self._store)
         columns = {f.name: [r[i] for r in rows] for i, f in enumerate(self.fields)}
         return pa.Table.from_pydict(columns, schema=self.arrow_schema)
@@ -709,6 +717,17 @@ def _tag_rows(store: FileStore) -> list[tuple[Any, ...]]:
         )
     rows.sort(key=lambda r: _utf16_key(r[0]))
     return rows
+
+
+def _read_optimized(store: FileStore) -> pa.Table:
+    """Java's ReadOptimizedTable: a primary-key table's top-level files alone (compacted rows,
+    no merge with newer levels; with deletion vectors, their vectors applied), an append
+    table's rows as they are."""
+    rb = ReadBuilder(store)
+    scan = rb.new_scan()
+    if store.primary_keys:
+        scan = scan.with_level(store.options.num_levels - 1)
+    return rb.new_read().to_arrow(scan.plan().splits())
 
 
 def _table_index_rows(store: FileStore) -> list[tuple[Any, ...]]:
