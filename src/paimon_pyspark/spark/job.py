@@ -66,12 +66,12 @@ from paimon_pyspark.mergetree.compaction import lookup_compaction_supported
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
 from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.deletion_vectors import index_handler_of
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.table_commit import TableCommit
 from paimon_pyspark.table.write_builder import BatchWriteBuilder
 from paimon_pyspark.write.agreed_buckets import (
     MergedIndex,
-    index_handler,
     merge_hash_index_files,
     route_agreed,
 )
@@ -322,9 +322,9 @@ class WriteJob:
         except CommitOutcomeUnknownError:
             raise
         except BaseException:
-            index_handler(table.store).delete_quietly(merged.written)
+            index_handler_of(table.store).delete_quietly(merged.written)
             raise
-        index_handler(table.store).delete_quietly(merged.superseded)
+        index_handler_of(table.store).delete_quietly(merged.superseded)
         self._close(table, keep={r.record for r in results})
         if ids and self.shared_buckets:
             lookup = table.options.need_lookup(bool(table.primary_keys))

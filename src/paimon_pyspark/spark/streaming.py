@@ -76,11 +76,11 @@ from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.tables import ensure_table
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.deletion_vectors import index_handler_of
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.table_commit import TableCommit
 from paimon_pyspark.write.agreed_buckets import (
     MergedIndex,
-    index_handler,
     merge_hash_index_files,
 )
 from paimon_pyspark.write.compact_manager import compact_written_buckets
@@ -242,10 +242,10 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
         except CommitOutcomeUnknownError:
             raise
         except BaseException:
-            index_handler(table.store).delete_quietly(merged.written)
+            index_handler_of(table.store).delete_quietly(merged.written)
             job._close(table, keep=set())
             raise
-        index_handler(table.store).delete_quietly(merged.superseded)
+        index_handler_of(table.store).delete_quietly(merged.superseded)
         job._close(table, keep={r.record for r in results})
         if ids:
             self._compact(table, user, batch, batchId, ids[-1])

@@ -21,7 +21,7 @@ from __future__ import annotations
 import array
 import struct
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -218,12 +218,23 @@ def encode_index_file(
     vectors: Iterable[tuple[str, DeletionVector]],
 ) -> tuple[bytes, tuple[DeletionVectorRange, ...]]:
     """One index file of ``vectors`` (data file name, vector) in their order, and its ranges."""
+    serialized = []
+    for name, dv in vectors:
+        data, length = dv.serialize()
+        serialized.append((name, data, length, dv.cardinality))
+    return index_file_bytes(serialized)
+
+
+def index_file_bytes(
+    vectors: Iterable[tuple[str, bytes, int, int]],
+) -> tuple[bytes, tuple[DeletionVectorRange, ...]]:
+    """An index file of vectors already serialized: (data file name, ``serialize()`` bytes,
+    recorded length, cardinality) each, in their order; the file's bytes and ranges."""
     out = [bytes([INDEX_FILE_VERSION])]
     offset = 1
     ranges = []
-    for name, dv in vectors:
-        data, length = dv.serialize()
-        ranges.append(DeletionVectorRange(name, offset, length, dv.cardinality))
+    for name, data, length, cardinality in vectors:
+        ranges.append(DeletionVectorRange(name, offset, length, cardinality))
         out.append(data)
         offset += len(data)
     return b"".join(out), tuple(ranges)
@@ -250,23 +261,6 @@ def decode_index_file(
         )
         for r in ranges
     }
-
-
-def merged(
-    vectors: Mapping[str, DeletionVector], more: Mapping[str, DeletionVector]
-) -> dict[str, DeletionVector]:
-    """``vectors`` with ``more`` or-ed in, new objects where both have one (inputs unchanged)."""
-    out = dict(vectors)
-    for name, dv in more.items():
-        mine = out.get(name)
-        if mine is None:
-            out[name] = dv
-        else:
-            both = DeletionVector(mine.bitmap64 or dv.bitmap64)
-            both.merge(mine)
-            both.merge(dv)
-            out[name] = both
-    return out
 
 
 def _bitmap(low: npt.NDArray[np.uint32]) -> BitMap:

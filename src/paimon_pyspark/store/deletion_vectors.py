@@ -30,7 +30,7 @@ from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec.deletion_vector import (
     DeletionVector,
     check_index_version,
-    encode_index_file,
+    index_file_bytes,
 )
 from paimon_pyspark.spec.manifest import IndexFileMeta, IndexManifestEntry
 from paimon_pyspark.spec.snapshot import Snapshot
@@ -144,23 +144,34 @@ class DeletionVectorsIndexFile:
         self, vectors: Mapping[str, DeletionVector], pf: PathFactory
     ) -> list[IndexFileMeta]:
         """``vectors`` in files that roll once one passes the target size (``writeWithRolling``:
-        the vector that crosses it is the file's last)."""
-        items = list(vectors.items())
+        the vector that crosses it is the file's last). Each vector is serialized once."""
         out: list[IndexFileMeta] = []
-        start = 0
-        while start < len(items):
-            size, end = 1, start
-            while end < len(items):
-                size += len(items[end][1].serialize()[0])
-                end += 1
-                if size > self.target_size:
-                    break
-            out.append(self._write(items[start:end], pf))
-            start = end
+        pending: list[tuple[str, bytes, int, int]] = []
+        size = 1
+        for name, dv in vectors.items():
+            data, length = dv.serialize()
+            pending.append((name, data, length, dv.cardinality))
+            size += len(data)
+            if size > self.target_size:
+                out.append(self._write_serialized(pending, pf))
+                pending, size = [], 1
+        if pending:
+            out.append(self._write_serialized(pending, pf))
         return out
 
     def _write(self, items: Sequence[tuple[str, DeletionVector]], pf: PathFactory) -> IndexFileMeta:
-        data, ranges = encode_index_file(items)
+        serialized = []
+        for name, dv in items:
+            data, length = dv.serialize()
+            serialized.append((name, data, length, dv.cardinality))
+        return self._write_serialized(serialized, pf)
+
+    def _write_serialized(
+        self, items: Sequence[tuple[str, bytes, int, int]], pf: PathFactory
+    ) -> IndexFileMeta:
+        """One index file of already serialized vectors (name, bytes, recorded length,
+        cardinality), as ``encode_index_file`` lays them out."""
+        data, ranges = index_file_bytes(items)
         name = pf.new_index_file()
         self.file_io.mkdirs(self.index_dir)
         self.file_io.write_bytes(os.path.join(self.index_dir, name), data)

@@ -18,8 +18,9 @@ import numpy as np
 from paimon_pyspark.bucket.door_assigner import AgreedBucketRouter, AgreedBuckets
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.manifest import IndexFileMeta
+from paimon_pyspark.store.deletion_vectors import index_handler_of
 from paimon_pyspark.store.file_store import FileStore
-from paimon_pyspark.store.index_io import HASH_INDEX, IndexFileHandler
+from paimon_pyspark.store.index_io import HASH_INDEX
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.write.dynamic import DynamicBucketIndexMaintainer, sorted_unique
 from paimon_pyspark.write.table_write import TableWrite
@@ -45,10 +46,6 @@ class MergedIndex:
     superseded: list[IndexFileMeta] = field(default_factory=list)
 
 
-def index_handler(store: FileStore) -> IndexFileHandler:
-    return IndexFileHandler(store.file_io, store.path, store.manifest_io.codec)
-
-
 def merge_hash_index_files(store: FileStore, messages: Sequence[CommitMessage]) -> MergedIndex:
     """Union the HASH files several tasks wrote for one (partition, bucket) into one file,
     carried by the first of those messages; the others lose theirs."""
@@ -57,7 +54,7 @@ def merge_hash_index_files(store: FileStore, messages: Sequence[CommitMessage]) 
         if any(f.index_type == HASH_INDEX for f in m.data_increment.new_index_files):
             by_bucket.setdefault((m.partition, m.bucket), []).append(i)
     out = MergedIndex(list(messages))
-    handler = index_handler(store)
+    handler = index_handler_of(store)
     path_factory = PathFactory(store.path)
     try:
         for indices in by_bucket.values():

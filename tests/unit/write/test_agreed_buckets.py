@@ -12,8 +12,9 @@ from paimon_pyspark import CatalogFactory, Schema
 from paimon_pyspark.bucket.door_assigner import agreed_buckets
 from paimon_pyspark.bucket.routers import KeyHasher
 from paimon_pyspark.spec.commit_message import CommitMessage
+from paimon_pyspark.store.deletion_vectors import index_handler_of as index_handler
 from paimon_pyspark.store.index_io import HASH_INDEX
-from paimon_pyspark.write.agreed_buckets import index_handler, merge_hash_index_files, route_agreed
+from paimon_pyspark.write.agreed_buckets import merge_hash_index_files, route_agreed
 
 SCHEMA = pa.schema([pa.field("pk", pa.int64(), nullable=False), ("v", pa.string())])
 
