@@ -83,7 +83,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class PaimonOracle {
 
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    static final ObjectMapper MAPPER = new ObjectMapper();
     private static final BigInteger NANOS_PER_MILLI = BigInteger.valueOf(1_000_000L);
 
     private PaimonOracle() {}
@@ -108,7 +108,7 @@ public final class PaimonOracle {
     }
 
     /** A fresh catalog per call, so files written by other engines are never hidden by caches. */
-    private static Catalog catalog(String warehouse) {
+    static Catalog catalog(String warehouse) {
         Options options = new Options();
         CATALOG_OPTIONS.getOrDefault(warehouse, Collections.emptyMap()).forEach(options::set);
         options.set("warehouse", warehouse);
@@ -116,7 +116,7 @@ public final class PaimonOracle {
         return CatalogFactory.createCatalog(CatalogContext.create(options));
     }
 
-    private static FileStoreTable table(Catalog catalog, String db, String name) throws Exception {
+    static FileStoreTable table(Catalog catalog, String db, String name) throws Exception {
         return (FileStoreTable) catalog.getTable(Identifier.create(db, name));
     }
 
@@ -346,7 +346,7 @@ public final class PaimonOracle {
         }
     }
 
-    private static long writeBatch(FileStoreTable table, String rowsJson, String kindsJson)
+    static long writeBatch(FileStoreTable table, String rowsJson, String kindsJson)
             throws Exception {
         BatchWriteBuilder builder = table.newBatchWriteBuilder();
         // lookup compaction at commit (first-row, force-lookup) builds local files on disk
@@ -647,13 +647,13 @@ public final class PaimonOracle {
     }
 
     /** Writes canonical-encoded rows, assigning dynamic buckets the way Java's writers do. */
-    private static void writeAll(FileStoreTable table, BatchTableWrite write, String rowsJson)
+    static void writeAll(FileStoreTable table, BatchTableWrite write, String rowsJson)
             throws Exception {
         writeAll(table, write, rowsJson, null);
     }
 
     /** A row of {@code rows} with the RowKind at the same index of {@code kinds} (null: +I). */
-    private static GenericRow decodeWithKind(
+    static GenericRow decodeWithKind(
             JsonNode rows, JsonNode kinds, int i, RowType rowType) {
         GenericRow row = (GenericRow) decode(rows.get(i), rowType);
         if (kinds != null) {
@@ -746,7 +746,7 @@ public final class PaimonOracle {
 
     // ------------------------------------------------------------------ encoding (Java -> JSON)
 
-    private static ArrayNode encodeRow(InternalRow row, RowType rowType) {
+    static ArrayNode encodeRow(InternalRow row, RowType rowType) {
         ArrayNode out = MAPPER.createArrayNode();
         List<DataType> types = rowType.getFieldTypes();
         for (int i = 0; i < types.size(); i++) {
@@ -844,7 +844,7 @@ public final class PaimonOracle {
 
     // ------------------------------------------------------------------ decoding (JSON -> Java)
 
-    private static InternalRow decode(JsonNode row, RowType rowType) {
+    static InternalRow decode(JsonNode row, RowType rowType) {
         List<DataType> types = rowType.getFieldTypes();
         if (!row.isArray() || row.size() != types.size()) {
             throw new IllegalArgumentException(
@@ -857,7 +857,7 @@ public final class PaimonOracle {
         return out;
     }
 
-    private static Object decodeValue(JsonNode v, DataType type) {
+    static Object decodeValue(JsonNode v, DataType type) {
         if (v == null || v.isNull()) {
             return null;
         }
@@ -932,7 +932,7 @@ public final class PaimonOracle {
         return new GenericMap(map);
     }
 
-    private static List<String> stringList(JsonNode node) {
+    static List<String> stringList(JsonNode node) {
         List<String> out = new ArrayList<>();
         if (node != null) {
             for (JsonNode item : node) {
