@@ -46,7 +46,17 @@ SLOW_PROPERTIES = [
     "tests/unit/merge/test_merge_properties.py",
     "tests/unit/spec/test_binary_row.py::test_round_trip_equals_pyarrow_as_py",
 ]
-CHECKED = ("pyspark", "pyarrow", "numpy", "pandas", "fastavro", "sqlglot", "pyroaring")
+CHECKED = (
+    "pyspark",
+    "pyarrow",
+    "numpy",
+    "pandas",
+    "fastavro",
+    "sqlglot",
+    "pyroaring",
+    "datasketches",
+    "xxhash",
+)
 
 
 def _leg() -> Path:

@@ -1,8 +1,11 @@
-"""Paimon's MurmurHash3 (x86_32 variant over whole 4-byte little-endian words, seed 42).
+"""Paimon's MurmurHash3 (x86_32 variant, seed 42), and the reference MurmurHash3 x86_32.
 
-Mirrors org.apache.paimon.utils.MurmurHashUtils#hashBytesByWords, the hash behind
-BinaryRow#hashCode and therefore behind fixed-bucket assignment (spec section 5.2). Rows are
-always a multiple of 8 bytes long, so Java never hashes a tail and neither do we.
+Mirrors org.apache.paimon.utils.MurmurHashUtils: ``hashBytesByWords`` (:func:`hash_bytes`,
+:func:`hash_words`), the hash behind BinaryRow#hashCode and therefore behind fixed-bucket
+assignment (spec section 5.2; rows are a multiple of 8 bytes long, so no tail), and
+``hashBytes`` (:func:`hash_unaligned`, :func:`hash_binary_column`), BinaryString#hashCode,
+which mixes each trailing byte, sign-extended, as a word of its own. :func:`murmur3_32` is
+the reference algorithm (Guava's ``Hashing.murmur3_32()``, for entropy-injected file paths).
 
 :func:`hash_bytes` serves single rows (partitions, tests). The vectorized functions keep one
 uint32 state per row and advance all rows one word position at a time, so the Python-level
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from paimon_pyspark.errors import PaimonError
 
@@ -67,6 +71,74 @@ def hash_bytes(data: bytes | bytearray | memoryview, seed: int = SEED) -> int:
     for k in np.frombuffer(bytes(data), dtype="<u4").tolist():
         h = _mix_word(h, k)
     return _fmix(h, n)
+
+
+def hash_unaligned(data: bytes | bytearray | memoryview) -> int:
+    """Java's ``MurmurHashUtils.hashBytes(data)`` (seed 42) as a signed int32: whole words,
+    then each trailing byte, sign-extended, mixed as a word of its own."""
+    n = len(data)
+    aligned = n - n % 4
+    h = SEED
+    for k in np.frombuffer(bytes(data[:aligned]), dtype="<u4").tolist():
+        h = _mix_word(h, k)
+    for b in bytes(data[aligned:]):
+        h = _mix_word(h, (b - 256 if b > 127 else b) & _MASK)
+    return _fmix(h, n)
+
+
+def murmur3_32(data: bytes, seed: int = 0) -> int:
+    """Reference MurmurHash3 x86_32 (Guava's ``Hashing.murmur3_32()``) as an unsigned int: the
+    trailing bytes form one little-endian word, mixed into the state without a round."""
+    n = len(data)
+    aligned = n - n % 4
+    h = seed & _MASK
+    for k in np.frombuffer(bytes(data[:aligned]), dtype="<u4").tolist():
+        h = _mix_word(h, k)
+    if n > aligned:
+        k = int.from_bytes(data[aligned:], "little")
+        k = (k * 0xCC9E2D51) & _MASK
+        k = ((k << 15) | (k >> 17)) & _MASK
+        h ^= (k * 0x1B873593) & _MASK
+    return _fmix(h, n) & _MASK
+
+
+def hash_binary_column(binary: pa.Array) -> I32:
+    """:func:`hash_unaligned` of every value of an Arrow ``large_binary`` array (nulls hash as
+    empty), vectorized: whole words gathered into one flat buffer for :func:`mix_ragged`, then
+    the up to three trailing bytes as one column round each."""
+    n = len(binary)
+    offsets = np.frombuffer(binary.buffers()[1], dtype=np.int64)[
+        binary.offset : binary.offset + n + 1
+    ]
+    data_buf = binary.buffers()[2]
+    data = (
+        np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    )
+    starts = offsets[:-1]
+    lengths = offsets[1:] - starts
+    n_words = lengths // 4
+    word_starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(n_words[:-1], out=word_starts[1:])
+    total_words = int(n_words.sum())
+    if total_words:
+        row_of_word = np.repeat(np.arange(n), n_words)
+        index_in_row = np.arange(total_words) - word_starts[row_of_word]
+        first_byte = starts[row_of_word] + 4 * index_in_row
+        gathered = data[first_byte[:, None] + np.arange(4)]
+        flat = gathered.reshape(-1).view("<u4").astype(np.uint32)
+    else:
+        flat = np.zeros(0, dtype=np.uint32)
+    h = init_state(n)
+    mix_ragged(h, flat, word_starts, n_words)
+    for j in range(3):
+        rows = np.nonzero(lengths % 4 > j)[0]
+        if len(rows) == 0:
+            break
+        tail = data[starts[rows] + 4 * n_words[rows] + j].view(np.int8).astype(np.int32)
+        sub = h[rows]
+        mix_column(sub, tail.view(np.uint32))
+        h[rows] = sub
+    return finalize(h, lengths).copy()
 
 
 def init_state(rows: int) -> U32:

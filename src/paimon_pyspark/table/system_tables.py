@@ -49,6 +49,8 @@ from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.java_hash import string_hash
+from paimon_pyspark.spec.java_hashmap import JavaHashMap
 from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.table_schema import TableSchema
@@ -844,27 +846,11 @@ def java_duration(seconds: decimal.Decimal) -> str:
 
 def java_hash_map_order(values: Mapping[str, str]) -> dict[str, str]:
     """``values`` in the iteration order of a ``java.util.HashMap`` they were put into in this
-    order: by bucket (the spread String hash masked by the table size), then insertion."""
-    capacity, threshold = 16, 12
-    for size in range(1, len(values) + 1):
-        if size > threshold:
-            capacity *= 2
-            threshold = capacity * 3 // 4
-    mask = capacity - 1
-
-    def bucket(key: str) -> int:
-        h = 0
-        for unit in _utf16_units(key):
-            h = (31 * h + unit) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & mask
-
-    ordered = sorted(enumerate(values), key=lambda p: (bucket(p[1]), p[0]))
-    return {k: values[k] for _, k in ordered}
-
-
-def _utf16_units(text: str) -> list[int]:
-    raw = text.encode("utf-16-be")
-    return [int.from_bytes(raw[i : i + 2], "big") for i in range(0, len(raw), 2)]
+    order (String hash codes)."""
+    m = JavaHashMap()
+    for k in values:
+        m.put(k, string_hash(k), None)
+    return {str(k): values[str(k)] for k, _ in m.items()}
 
 
 def _flat_json(value: Any) -> str:
