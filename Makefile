@@ -146,6 +146,7 @@ bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(LAKES_VENV)/.stamp bench-java
 	$(PY) bench/spark_write_read.py
 	$(PY) bench/pk_write_read.py
 	$(PY) bench/dv_read.py
+	$(PY) bench/file_index_lookup.py
 	$(PY) bench/postpone_write.py
 	$(PY) bench/dynamic_bucket_upsert.py
 	$(PY) bench/s3_commit_write.py

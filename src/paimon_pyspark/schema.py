@@ -16,10 +16,18 @@ from paimon_pyspark import options as opts
 from paimon_pyspark.errors import InvalidArgumentError, OptionError, SchemaError, describe
 from paimon_pyspark.format.files import check_format_types
 from paimon_pyspark.merge.merge_function import check_merge_options
+from paimon_pyspark.spec import file_index
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import DYNAMIC_BUCKET, POSTPONE_BUCKET
 from paimon_pyspark.types.arrow import highest_field_id
-from paimon_pyspark.types.data_types import DataField
+from paimon_pyspark.types.data_types import (
+    ArrayType,
+    DataField,
+    DataType,
+    MapType,
+    MultisetType,
+    RowType,
+)
 from paimon_pyspark.types.pypaimon_types import PyarrowFieldParser
 
 BUCKET_KEY_WITH_UNAWARE = (
@@ -105,9 +113,11 @@ class Schema:
             else f
             for f in self.fields
         ]
-        _check_key_and_system_fields(names, partition_keys, primary_keys, options, table)
+        types = {f.name: f.type for f in self.fields}
+        _check_key_and_system_fields(names, types, partition_keys, primary_keys, options, table)
         opts.check_supported(options, table)
         opts.check_ranges(options, table, bool(primary_keys))
+        file_index.check_columns(file_index.parse_options(options, table), fields, table)
         opts.CoreOptions(options, table).check_time_travel()
         check_merge_options(options, fields, primary_keys, table)
         check_format_types(fields, opts.CoreOptions(options).file_format, table)
@@ -171,8 +181,34 @@ _SYSTEM_FIELD_NAMES = ("_SEQUENCE_NUMBER", "_VALUE_KIND", "_LEVEL", "rowkind", "
 _KEY_FIELD_PREFIX = "_KEY_"
 
 
+def _check_upsert_key(
+    names: list[str],
+    types: Mapping[str, DataType],
+    primary_keys: list[str],
+    options: Mapping[str, str],
+    table: str,
+) -> None:
+    """Java's SchemaValidation of ``upsert-key``: its fields exist and are primitive, and a
+    table has an upsert key or a primary key, not both."""
+    upsert = opts.CoreOptions(dict(options), table).upsert_key
+    for name in upsert:
+        if name not in names:
+            raise OptionError(f"Table '{table}': cannot find field '{name}' of 'upsert-key'.")
+        if isinstance(types[name], ArrayType | MapType | MultisetType | RowType):
+            raise OptionError(
+                f"Table '{table}': the type {types[name]} in upsert key field '{name}' is "
+                "unsupported."
+            )
+    if upsert and primary_keys:
+        raise OptionError(
+            f"Table '{table}': cannot define 'upsert-key' {upsert} with 'primary-key' "
+            f"{primary_keys}."
+        )
+
+
 def _check_key_and_system_fields(
     names: list[str],
+    types: Mapping[str, DataType],
     partition_keys: list[str],
     primary_keys: list[str],
     options: dict[str, str],
@@ -195,6 +231,7 @@ def _check_key_and_system_fields(
             f"Table '{table}': primary key {primary_keys} should not be the same as the "
             f"partition fields {partition_keys}: a partition would hold one record only."
         )
+    _check_upsert_key(names, types, primary_keys, options, table)
     for key in ("sequence.field", "rowkind.field"):
         for field_name in _split(options.get(key, "")):
             if field_name not in names:

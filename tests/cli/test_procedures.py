@@ -26,6 +26,7 @@ def test_every_command_has_exactly_its_procedures_arguments() -> None:
         calls.rescale,
         calls.expire_snapshots,
         calls.remove_orphan_files,
+        calls.rewrite_file_index,
         calls.create_tag,
         calls.delete_tag,
         calls.rollback,

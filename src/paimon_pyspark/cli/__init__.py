@@ -4,7 +4,7 @@ the Python API (``paimon_pyspark.spark.write``, the Spark-job procedures, the sy
 
 paimon-pyspark load --input PATH --format parquet|csv|json --warehouse W --table db.t
                     [--create [--partition-keys k1,k2] [--primary-keys k]] [--option k=v]...
-paimon-pyspark compact | rescale | expire-snapshots | remove-orphan-files
+paimon-pyspark compact | rescale | expire-snapshots | remove-orphan-files | rewrite-file-index
              | create-tag | delete-tag | rollback --warehouse W --table db.t [--<argument> V]...
 paimon-pyspark tables --warehouse W
 paimon-pyspark show db.t --warehouse W

@@ -84,7 +84,7 @@ def _on_spark(args: argparse.Namespace, catalog: FileSystemCatalog, fs: dict[str
         kwargs = procedure_commands.call_arguments(args, command)
         twin: Callable[..., object] = getattr(spark_procedures, command.sql_name)
         table = kwargs["table"]
-        single = command.name in ("compact", "rescale")
+        single = command.name in ("compact", "rescale", "rewrite-file-index")
         before = catalog.get_table(table).snapshot_manager.latest_id() if single else None
         with JobProgress(spark, f"{command.name} {table}", show, console) as job:
             result = twin(spark, catalog, progress=job.say, **kwargs)

@@ -1,5 +1,5 @@
 """The ``CALL sys.*`` procedures as commands: ``compact``, ``rescale``, ``expire-snapshots``,
-``remove-orphan-files``, ``create-tag``, ``delete-tag``, ``rollback``.
+``remove-orphan-files``, ``rewrite-file-index``, ``create-tag``, ``delete-tag``, ``rollback``.
 
 Each command's flags are its procedure's own arguments (procedures/calls.py), read from the
 procedure's signature as the SQL door reads them, so a new argument needs no change here:
@@ -22,7 +22,7 @@ from typing import Any
 
 from paimon_pyspark.maintenance.orphan_files import OrphanFilesResult
 from paimon_pyspark.procedures import calls
-from paimon_pyspark.procedures.calls import RollbackResult
+from paimon_pyspark.procedures.calls import RewriteFileIndexResult, RollbackResult
 
 _NOT_ARGUMENTS = {"runner", "catalog", "progress"}
 
@@ -52,6 +52,12 @@ COMMANDS = (
         calls.remove_orphan_files,
         True,
         "delete files no snapshot, tag or branch uses (a Spark job)",
+    ),
+    ProcedureCommand(
+        "rewrite-file-index",
+        calls.rewrite_file_index,
+        True,
+        "rebuild file indexes from the table's options (Spark)",
     ),
     ProcedureCommand("create-tag", calls.create_tag, False, "tag a snapshot"),
     ProcedureCommand("delete-tag", calls.delete_tag, False, "delete tags"),
@@ -131,7 +137,7 @@ def result_document(command: ProcedureCommand, result: Any) -> dict[str, Any]:
             "deletedFileTotalLenInBytes": result.deleted_file_total_len_in_bytes,
             "deleted_files": list(result.deleted_files),
         }
-    if isinstance(result, RollbackResult):
+    if isinstance(result, RollbackResult | RewriteFileIndexResult):
         return result._asdict()
     if command.name == "expire-snapshots":
         return {"deleted_snapshots_count": result}

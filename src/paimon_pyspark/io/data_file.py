@@ -17,7 +17,15 @@ import pyarrow as pa
 from paimon_pyspark.format.files import EXTENSIONS
 from paimon_pyspark.format.writers import FormatWriter
 from paimon_pyspark.fs.file_io import FileIO
+from paimon_pyspark.io.file_index_writer import FileIndexSettings
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.store.external_paths import (
+    ExternalPathProvider,
+    ExternalPaths,
+    extra_file_paths,
+    io_path,
+    uri_of,
+)
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.types.data_types import DataField
@@ -52,6 +60,10 @@ class DataFileSettings:
     at most ``target_file_size``); append and postpone writers also flush at this size."""
     partition_keys: tuple[str, ...] = ()
     """Columns that hold one value in every file (a file lives in one partition)."""
+    file_index: FileIndexSettings | None = None
+    """The file indexes every data file gets (``file-index.*``), None for none."""
+    external_paths: ExternalPaths | None = None
+    """``data-file.external-paths``: new files go under these roots (store/external_paths.py)."""
 
     @staticmethod
     def of(store: FileStore, primary_key: bool) -> DataFileSettings:
@@ -72,6 +84,8 @@ class DataFileSettings:
             file_prefix=o.data_file_prefix,
             piece_bytes=min(PIECE_BYTES, target),
             partition_keys=tuple(store.partition_keys),
+            file_index=FileIndexSettings.of(store),
+            external_paths=store.external_paths,
         )
 
 
@@ -83,6 +97,9 @@ class BucketDir:
         self.path = bucket_path
         self.path_factory = path_factory
         self._made = False
+        self._external: ExternalPathProvider | None = None
+        self.external_paths: dict[str, str] = {}
+        """The manifest's external path of each file opened outside the bucket directory."""
 
     def open_file(
         self,
@@ -92,14 +109,23 @@ class BucketDir:
         delta_encoding: bool = False,
     ) -> tuple[str, FormatWriter]:
         """A new data file named as Java names it (``<prefix><uuid>-<n>.<ext>``), opened."""
-        if not self._made:
-            self.file_io.mkdirs(self.path)
-            self._made = True
         s = settings
+        if self._external is None and s.external_paths is not None:
+            self._external = s.external_paths.provider(self.path)
         name = self.path_factory.new_data_file(s.file_prefix, EXTENSIONS[s.file_format])
+        if self._external is not None:  # Java's ExternalPathProvider: the next root's bucket dir
+            directory = self._external.next_dir(name)
+            self.file_io.mkdirs(directory)
+            path = os.path.join(directory, name)
+            self.external_paths[name] = uri_of(self.file_io, path)
+        else:
+            if not self._made:
+                self.file_io.mkdirs(self.path)
+                self._made = True
+            path = os.path.join(self.path, name)
         writer = FormatWriter(
             self.file_io,
-            os.path.join(self.path, name),
+            path,
             schema,
             s.file_format,
             s.compression,
@@ -110,5 +136,12 @@ class BucketDir:
         return name, writer
 
     def delete(self, files: Iterable[DataFileMeta]) -> None:
+        """Delete ``files`` and the extra files (separate indexes) beside them."""
         for f in files:
-            self.file_io.delete_quietly(os.path.join(self.path, f.file_name))
+            external = self.external_paths.get(f.file_name)
+            path = os.path.join(self.path, f.file_name)
+            if external is not None:
+                path = io_path(self.file_io, external) or path
+            self.file_io.delete_quietly(path)
+            for extra in extra_file_paths(path, f):
+                self.file_io.delete_quietly(extra)

@@ -35,6 +35,7 @@ from paimon_pyspark.spec.key_value import (
     VALUE_KIND,
     VALUE_KIND_ID,
 )
+from paimon_pyspark.store.external_paths import data_file_path
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.types.arrow import to_arrow_field_for_element, to_arrow_schema, to_arrow_type
 from paimon_pyspark.types.data_types import (
@@ -79,7 +80,7 @@ def read_data_file(
     mapping = _ColumnMapping(store, f, fields, system)
     data = read_file(
         store.file_io,
-        f"{bucket_path}/{f.file_name}",
+        data_file_path(store.external_paths, bucket_path, f, store.name),
         mapping.fmt,
         mapping.physical_names,
         mapping.physical_schema,
@@ -93,7 +94,7 @@ def row_group_rows(store: FileStore, bucket_path: str, f: DataFileMeta) -> list[
     ORC and Avro files, which are read whole."""
     if file_format_of(store, f) != "parquet":
         return None
-    path = f"{bucket_path}/{f.file_name}"
+    path = data_file_path(store.external_paths, bucket_path, f, store.name)
     try:
         with store.file_io.open_input(path) as stream:
             footer = pq.ParquetFile(stream).metadata
@@ -159,7 +160,7 @@ def iter_data_file(
     decoded whole and handed out in slices.
     """
     mapping = _ColumnMapping(store, f, fields, system)
-    path = f"{bucket_path}/{f.file_name}"
+    path = data_file_path(store.external_paths, bucket_path, f, store.name)
     if mapping.fmt == "avro":
         data = read_file(
             store.file_io, path, "avro", mapping.physical_names, mapping.physical_schema

@@ -6,6 +6,8 @@ file in pieces of about ``piece_bytes``, a new file starts once the open one rea
 What differs between the kinds of data file (their columns, keys and sequence numbers) is a
 ``FileKind``: ``AppendFileKind`` here (Java's RowDataFileWriter), ``KeyValueFileKind`` in
 ``key_value_file`` (KeyValueDataFileWriter) and the postpone kind of ``write/postpone.py``.
+Every file of a table with ``file-index.*`` columns gets its indexes here, fed piece by piece
+(``io/file_index_writer.py``, Java's DataFileIndexWriter in those writers).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pyarrow as pa
 from paimon_pyspark.format.stats import StatsCollector
 from paimon_pyspark.format.writers import FormatWriter
 from paimon_pyspark.io.data_file import BucketDir, DataFileSettings, local_now_millis
+from paimon_pyspark.io.file_index_writer import DataFileIndexWriter, index_path, place_index
 from paimon_pyspark.spec.data_file_meta import (
     EMPTY_ROW_BYTES,
     EMPTY_STATS,
@@ -163,6 +166,7 @@ class RollingFileWriter:
         self._file_name = ""
         self._rows = 0
         self._stats = self._new_stats()
+        self._index: DataFileIndexWriter | None = None
         self.files: list[DataFileMeta] = []
 
     def write(self, rows: pa.Table) -> None:
@@ -181,6 +185,18 @@ class RollingFileWriter:
         size = self._file.close()
         if self._file.footer is not None:
             self._stats.add_footer(self._file.footer)
+        embedded: bytes | None = None
+        extra_files: tuple[str, ...] = ()
+        if self._index is not None:
+            index_settings = self.s.file_index
+            assert index_settings is not None
+            embedded, extra_files = place_index(
+                self.s.file_io,
+                index_path(self._file.path),
+                self._index.finish(),
+                index_settings.in_manifest_threshold,
+            )
+            self._index = None
         self._file = None
         k = self.kind.finish()
         self.files.append(
@@ -200,6 +216,9 @@ class RollingFileWriter:
                 delete_row_count=k.delete_row_count,
                 file_source=self.file_source,
                 value_stats_cols=None if self.s.stats_mode != "none" else (),
+                extra_files=extra_files,
+                embedded_index=embedded,
+                external_path=self.dir.external_paths.get(self._file_name),
             )
         )
 
@@ -214,6 +233,7 @@ class RollingFileWriter:
         if self._file is not None:
             self._file.abort()
             self._file = None
+            self._index = None
         self.dir.delete(self.files)
         self.files = []
 
@@ -228,9 +248,13 @@ class RollingFileWriter:
             )
             self._stats = self._new_stats()
             self._rows = 0
+            if self.s.file_index is not None:
+                self._index = DataFileIndexWriter(self.s.file_index)
             self.kind.start(piece)
         self._file.write(self.kind.physical(piece))
         self._stats.update(piece)
+        if self._index is not None:
+            self._index.write(piece)
         self.kind.update(piece)
         self._rows += piece.num_rows
         if self._file.bytes_written >= self.s.target_file_size:

@@ -40,6 +40,12 @@ Flink's RollbackToProcedure (maintenance/tags.py does the work):
     CALL sys.rollback_to(`table` => 'db.t', snapshot_id => 3)    -- Flink
     rollback_to(catalog, "db.t", snapshot_id=3)
 
+``rewrite_file_index`` mirrors RewriteFileIndexProcedure: every file's indexes rebuilt from the
+table's current ``file-index.*`` options (Flink's ``partitions`` or Spark's ``where``):
+
+    CALL sys.rewrite_file_index(`table` => 'db.t', partitions => 'dt=1')
+    rewrite_file_index(catalog, "db.t", where="dt >= '2024-01-01'")
+
 Each procedure is written once (calls.py: arguments.py parses, tasks.py plans and defines the
 tasks, pipeline.py the shape) and bound here to the in-process runner (in_process.py); the Spark
 twins, tasks on executors and one commit on the driver, are ``paimon_pyspark.spark.procedures``.
@@ -49,6 +55,7 @@ from __future__ import annotations
 
 from paimon_pyspark.procedures import calls
 from paimon_pyspark.procedures.calls import (
+    RewriteFileIndexResult,
     RollbackResult,
     create_tag,
     delete_tag,
@@ -62,9 +69,11 @@ from paimon_pyspark.procedures.pipeline import Progress
 compact = in_process(calls.compact)
 rescale = in_process(calls.rescale)
 remove_orphan_files = in_process(calls.remove_orphan_files)
+rewrite_file_index = in_process(calls.rewrite_file_index)
 
 __all__ = [
     "Progress",
+    "RewriteFileIndexResult",
     "RollbackResult",
     "compact",
     "create_tag",
@@ -72,6 +81,7 @@ __all__ = [
     "expire_snapshots",
     "remove_orphan_files",
     "rescale",
+    "rewrite_file_index",
     "rollback",
     "rollback_to",
 ]

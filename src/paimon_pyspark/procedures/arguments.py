@@ -267,8 +267,15 @@ class CompactRequest:
                 "compact: argument 'options' must be a string 'k1=v1,k2=v2' or a dict, got "
                 f"{describe(options)}."
             )
+        table.options.check_changelog_writable("compaction")
         dynamic = parse_options(options)
         sort = parse_order(order_strategy, order_by, partition_idle_time)
+        if sort is not None:  # Java's is an overwrite: new files, new ids for every row
+            table.options.check_row_tracking_rewrite(
+                "a sort compaction",
+                "Java's sort compaction overwrites the rows as new ones, with new ids; compact "
+                "without 'order_strategy' (the rows keep their ids), or sort with Java Paimon.",
+            )
         idle_ms = parse_idle_time(partition_idle_time, table.name)
         full = parse_strategy(compact_strategy)
         if partitions is not None and not isinstance(partitions, str | Sequence):

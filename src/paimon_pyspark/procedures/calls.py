@@ -7,6 +7,7 @@ the arguments after the runner are the public ones, the same for both.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
@@ -24,6 +25,7 @@ from paimon_pyspark.procedures.arguments import (
     parse_older_than,
     parse_options,
     parse_partitions,
+    parse_where,
     partition_filter,
     tables_of,
 )
@@ -31,6 +33,7 @@ from paimon_pyspark.procedures.pipeline import ProcedureRunner, Progress, report
 from paimon_pyspark.procedures.tasks import (
     idle_partitions,
     plan_bucket_compaction,
+    plan_file_index_rewrite_tasks,
     plan_postpone_compaction,
     plan_rescale_tasks,
     plan_sort_compaction,
@@ -121,6 +124,63 @@ def rescale(
     keep = partition_filter(loaded.store, parse_partitions(partition), None)
     plan = plan_rescale_tasks(loaded, bucket_num, keep, say)
     return None if plan is None else runner.run(plan, say)
+
+
+_SQL_CONDITION = re.compile(r"['\"<>!()]|\s(and|or|in|between|like|is|not)\s", re.IGNORECASE)
+"""Text that is no partition spec ('dt=1,hr=2;dt=2') but a SQL condition: Spark's ``where``."""
+
+
+class RewriteFileIndexResult(NamedTuple):
+    """Java's result row of Spark's ``CALL sys.rewrite_file_index``, and the snapshot."""
+
+    written_partitions: int
+    """Partitions whose files were re-indexed."""
+    written_indexes: int
+    """Files re-indexed (each is replaced by itself with its new index)."""
+    snapshot_id: int | None
+    """The COMPACT snapshot committed, None when there was no file."""
+
+
+def rewrite_file_index(
+    runner: ProcedureRunner,
+    table: str,
+    partitions: PartitionSpecs = None,
+    where: str | Predicate | None = None,
+    progress: Progress | None = None,
+) -> RewriteFileIndexResult:
+    """Rebuild the file indexes of every live file of ``table`` (in the kept partitions) from
+    the table's current ``file-index.*`` options, for files written before the options were
+    set or changed; returns Java's (``written_partitions``, ``written_indexes``) and the
+    snapshot.
+
+    Java's RewriteFileIndexProcedure: Flink's ``CALL sys.rewrite_file_index(`table` =>
+    'db.t', partitions => 'dt=1,hr=2;dt=2')``, Spark's ``CALL sys.rewrite_file_index(table
+    => 'db.t', where => "dt = '1'")``. Positional arguments follow Flink's order (table,
+    partitions), except that a second one that reads as a SQL condition (a quote, a comparison
+    other than ``=``, a parenthesis, or AND/OR/IN/BETWEEN/LIKE/IS/NOT between spaces) is
+    Spark's ``where``. ``partitions`` and ``where`` are those of ``compact``, not both.
+
+    Each file is replaced by itself with its new index (embedded, or a new ``.index`` file
+    beside it) in one COMPACT snapshot; old ``.index`` files stay for older snapshots and
+    ``remove_orphan_files`` (compact/file_index_rewrite.py says exactly what each file gets).
+    Nothing to index (no ``file-index.*`` columns) drops the files' separate indexes, as Java
+    does. Unlike Java, a file whose index comes out as one it has or had is left out of the
+    commit (Java's readers would lose it); ``written_indexes`` counts every file processed, as
+    Java's does.
+    """
+    say = reporter(progress)
+    loaded = runner.catalog.get_table(table)
+    if where is None and isinstance(partitions, str) and _SQL_CONDITION.search(partitions):
+        partitions, where = None, partitions  # Spark's order: (table, where)
+    keep = partition_filter(
+        loaded.store, parse_partitions(partitions), parse_where(where, loaded.store)
+    )
+    plan, written_partitions = plan_file_index_rewrite_tasks(loaded, keep, say)
+    if plan is None:
+        return RewriteFileIndexResult(0, 0, None)
+    snapshot = runner.run(plan, say)
+    files = sum(len(t.task.files) for t in plan.inputs)
+    return RewriteFileIndexResult(written_partitions, files, snapshot)
 
 
 def expire_snapshots(

@@ -1,4 +1,5 @@
-"""The task pipelines of compact, postpone compact and rescale, and their plans.
+"""The task pipelines of compact, postpone compact, rescale and rewrite_file_index, and their
+plans.
 
 ``CompactTasks`` mirrors CompactProcedure: one task per bucket (or per packed group of small
 append files), each returning a CompactIncrement (compact/plan.py). ``SortCompactTasks`` is its
@@ -8,7 +9,9 @@ mirrors SparkPostponeCompactProcedure: split one partition's postpone records to
 shuffle by bucket, merge each bucket (compact/postpone.py); the driver retires the postpone
 files. ``RescaleTasks`` mirrors RescaleProcedure: read each real-bucket split as of the planned
 snapshot and hash its rows among the new bucket count, shuffle by new bucket, write each bucket
-from one task, commit one OVERWRITE of the partitions read. procedures/pipeline.py has the
+from one task, commit one OVERWRITE of the partitions read. ``FileIndexRewriteTasks`` mirrors
+RewriteFileIndexProcedure: each task rebuilds its files' indexes, the driver commits them as one
+COMPACT snapshot of the files replaced by themselves. procedures/pipeline.py has the
 shape they share and the runners that run them.
 """
 
@@ -21,6 +24,11 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from paimon_pyspark.commit.overwrite import Overwrite
+from paimon_pyspark.compact.file_index_rewrite import (
+    FileIndexRewriteTask,
+    plan_file_index_rewrite,
+    rewrite_tasks,
+)
 from paimon_pyspark.compact.plan import (
     CompactTask,
     PartitionFilter,
@@ -112,6 +120,34 @@ class SortCompactTasks(CompactTasks):
             message = sort_partition(target.store, task, self.order)
             if message is not None:
                 yield message
+
+
+@dataclass(frozen=True)
+class FileIndexRewriteTasks(TaskPipeline[FileIndexRewriteTask, FileIndexRewriteTask]):
+    """One stage: each task rebuilds the file indexes of its files (compact/file_index_rewrite.py)
+    and replaces each file by itself with its new index."""
+
+    def encode_input(self, item: FileIndexRewriteTask) -> bytes:
+        return item.to_bytes()
+
+    def decode_input(self, source: FileStoreTable, data: bytes) -> FileIndexRewriteTask:
+        return FileIndexRewriteTask.from_bytes(data, source.partition_types)
+
+    def split(
+        self, source: FileStoreTable, item: FileIndexRewriteTask
+    ) -> Iterator[tuple[int, FileIndexRewriteTask]]:
+        yield item.task.bucket, item
+
+    def encode_unit(self, unit: FileIndexRewriteTask) -> bytes:
+        return unit.to_bytes()
+
+    def decode_unit(self, target: FileStoreTable, data: bytes) -> FileIndexRewriteTask:
+        return FileIndexRewriteTask.from_bytes(data, target.partition_types)
+
+    def run(
+        self, target: FileStoreTable, commit_user: str, units: Iterable[FileIndexRewriteTask]
+    ) -> Iterator[CommitMessage]:
+        yield from rewrite_tasks(target.store, list(units))
 
 
 @dataclass(frozen=True)
@@ -250,6 +286,23 @@ def plan_sort_compaction(
     return ProcedurePlan(request.table, pipeline, scopes, len(plan.tasks), scope_name="partition")
 
 
+def plan_file_index_rewrite_tasks(
+    table: FileStoreTable, keep: PartitionFilter | None, say: Progress
+) -> tuple[ProcedurePlan[FileIndexRewriteTask, FileIndexRewriteTask] | None, int]:
+    """RewriteFileIndexProcedure's plan: every live file of the kept partitions of the latest
+    snapshot, a bucket's files in one or more tasks; and how many partitions they are in."""
+    plan = plan_file_index_rewrite(table.store, keep)
+    say(
+        f"planned file index rewrite of {plan.files} file(s) in {plan.partitions} partition(s) "
+        f"of {table.name} (snapshot {plan.snapshot_id}): {len(plan.tasks)} task(s)"
+    )
+    if not plan.tasks:
+        return None, 0
+    scopes = tuple((task,) for task in plan.tasks)
+    pipeline = FileIndexRewriteTasks()
+    return ProcedurePlan(table, pipeline, scopes, len(plan.tasks)), plan.partitions
+
+
 def idle_partitions(
     table: FileStore, keep: PartitionFilter | None, idle_ms: int, now_ms: int
 ) -> PartitionFilter:
@@ -299,6 +352,7 @@ def plan_rescale_tasks(
 ) -> ProcedurePlan[KeyedSplit, pa.Table] | None:
     """RescaleProcedure's plan: the kept partitions' real-bucket splits of the latest snapshot,
     grouped by partition (one key per (partition, new bucket))."""
+    table.options.check_changelog_writable("rescale")
     plan = plan_rescale(table.store, bucket_num, keep)
     if not plan.splits:
         say(f"no real-bucket data in the chosen partitions of {table.name}: nothing to rescale")

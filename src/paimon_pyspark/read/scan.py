@@ -53,6 +53,7 @@ from paimon_pyspark.options import (
     SCAN_TIMESTAMP,
     SCAN_TIMESTAMP_MILLIS,
 )
+from paimon_pyspark.read.file_index_filter import FileIndexFilter
 from paimon_pyspark.read.incremental import (
     DeltaRange,
     DiffRange,
@@ -75,6 +76,7 @@ from paimon_pyspark.store.deletion_vectors import (
     dv_index_of,
     index_handler_of,
 )
+from paimon_pyspark.store.external_paths import data_file_path, planned_file_path
 from paimon_pyspark.store.latest_plan import pinned_snapshot, plan_latest, plan_pinned
 from paimon_pyspark.store.managers import TagManager
 from paimon_pyspark.store.manifest_io import merge_entries
@@ -231,7 +233,7 @@ class DataSplit:
 
     @property
     def file_paths(self) -> list[str]:
-        return [f"{self.bucket_path}/{f.file_name}" for f in self.files]
+        return [planned_file_path(self.bucket_path, f) for f in self.files]
 
     def filter_file(self, func: Callable[[DataFileMeta], bool]) -> DataSplit | None:
         """The split with only the files ``func`` keeps, or None for none (pypaimon's)."""
@@ -286,6 +288,8 @@ class TableScan:
         self._stats_layouts: dict[tuple[int, tuple[str, ...] | None], _StatsLayout] = {}
         self.shard: tuple[int, int] | None = None
         self.slice: tuple[int, int] | None = None
+        self.file_index = FileIndexFilter(store, predicate)
+        """Skips files by their ``file-index.*`` indexes, where Java's scan and read would."""
 
     def with_scan_all_files(self) -> TableScan:
         """Also plan the postpone-bucket files (bucket -2) that batch scans skip, one split
@@ -495,6 +499,8 @@ class TableScan:
                     f"Table '{self.store.name}': snapshot {snapshot_id} lists data file "
                     f"{e.file.file_name!r}, which is {problem}; it is not read."
                 )
+            if e.file.external_path is not None:  # under a configured root, or raise
+                data_file_path(self.store.external_paths, "", e.file, self.store.name)
             if e.bucket == POSTPONE_BUCKET:  # invisible until compacted (onlyReadRealBuckets)
                 if self.scan_all_files and self._keep_partition(e.partition):
                     out.append(e)
@@ -509,7 +515,16 @@ class TableScan:
                 partition_ok[e.partition] = ok
             if ok and self._keep_file(e.file):
                 out.append(e)
+        if not self.primary_key or self.skip_level_0:  # files judged one by one
+            out = self.file_index.drop_by_separate_files(out, _file_of, self._entry_dir)
         return out
+
+    def _entry_dir(self, e: ManifestEntry) -> str:
+        """The directory of an entry's data file (where its extra files lie)."""
+        if e.file.external_path:
+            return planned_file_path("", e.file).rsplit("/", 1)[0]
+        values = tuple(deserialize_with_arity(e.partition, self.store.partition_types))
+        return self._bucket_path(values, e.bucket)
 
     def _incremental_plan(self, between: IncrementalRange) -> Plan:
         """Splits of an incremental read: the APPEND deltas in between (a primary-key bucket is
@@ -636,7 +651,7 @@ class TableScan:
             return True
         schema = self.store.schema_manager.schema(f.schema_id)
         stats = self._file_stats(f, schema)
-        return self.predicate.test_stats(stats, f.row_count)
+        return self.predicate.test_stats(stats, f.row_count) and self.file_index.keep_embedded(f)
 
     def _keep_by_key(self, f: DataFileMeta) -> bool:
         """Key stats cover the trimmed primary key of the schema the file was written with."""
@@ -898,6 +913,10 @@ def _deletions_of(
     """Where each of ``files`` (of ``split``'s bucket) has its vector in ``found``."""
     by_name = found.get((bytes(split.partition), split.bucket), {})
     return tuple(by_name.get(f.file_name) for f in files)
+
+
+def _file_of(e: ManifestEntry) -> DataFileMeta:
+    return e.file
 
 
 def _level_then_sequence(f: DataFileMeta) -> tuple[int, int]:

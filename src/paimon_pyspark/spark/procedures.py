@@ -336,3 +336,4 @@ def on_spark(
 compact = on_spark(calls.compact)
 rescale = on_spark(calls.rescale)
 remove_orphan_files = on_spark(calls.remove_orphan_files)
+rewrite_file_index = on_spark(calls.rewrite_file_index)

@@ -664,6 +664,11 @@ def _orphans(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
     return (result.deleted_file_count, result.deleted_file_total_len_in_bytes)
 
 
+def _rewrite_file_index(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    result = spark_procedures.rewrite_file_index(runner.spark, runner.catalog, **kwargs)
+    return (result.written_partitions, result.written_indexes)
+
+
 def _params(procedure: Callable[..., Any]) -> tuple[str, ...]:
     """A procedure's SQL arguments: its own after the runner (or catalog), in its order."""
     skip = {"runner", "catalog", "progress"}
@@ -712,6 +717,16 @@ _PROCEDURES = {
             ]
         ),
         _orphans,
+    ),
+    "rewrite_file_index": _Procedure(
+        _params(calls.rewrite_file_index),
+        StructType(
+            [
+                StructField("written_partitions", IntegerType(), False),
+                StructField("written_indexes", IntegerType(), False),
+            ]
+        ),
+        _rewrite_file_index,
     ),
     "create_tag": _Procedure(_params(calls.create_tag), _RESULT, _create_tag),
     "delete_tag": _Procedure(_params(calls.delete_tag), _RESULT, _delete_tag),

@@ -41,7 +41,9 @@ from paimon_pyspark.errors import (
 from paimon_pyspark.maintenance.expire import ExpireSnapshots
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, ManifestCommittable
+from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER
+from paimon_pyspark.store.external_paths import data_file_path
 from paimon_pyspark.store.path_checks import check_commit_messages
 from paimon_pyspark.store.paths import bucket_dir
 
@@ -347,7 +349,10 @@ class TableCommit:
             inputs = {f.file_name for f in m.compact_increment.compact_before}
             after = [f for f in m.compact_increment.compact_after if f.file_name not in inputs]
             for f in m.data_increment.new_files + tuple(after):
-                self.store.file_io.delete_quietly(self.data_file_path(m, f.file_name))
+                path = self.data_file_path(m, f)
+                self.store.file_io.delete_quietly(path)
+                for extra in f.extra_files:  # separate file indexes (Java leaves them orphan)
+                    self.store.file_io.delete_quietly(os.path.join(os.path.dirname(path), extra))
             index_dir = os.path.join(self.store.path, "index")
             for i in m.data_increment.new_index_files + m.compact_increment.new_index_files:
                 self.store.file_io.delete_quietly(
@@ -363,11 +368,16 @@ class TableCommit:
             except Exception:
                 LOG.warning("Closing commit callback %r failed.", callback, exc_info=True)
 
-    def data_file_path(self, m: CommitMessage, file_name: str) -> str:
+    def data_file_path(self, m: CommitMessage, file: str | DataFileMeta) -> str:
+        """Where a data file of ``m`` lies: in its bucket directory, or at its external path
+        (``data-file.external-paths``; the messages were checked to keep it under a root)."""
         values = deserialize_with_arity(m.partition, self.store.partition_types)
         rel = self.store.partition_rel_path(values)
         base = os.path.join(self.store.path, rel) if rel else self.store.path
-        return os.path.join(base, bucket_dir(m.bucket), file_name)
+        bucket_path = os.path.join(base, bucket_dir(m.bucket))
+        if isinstance(file, str):
+            return os.path.join(bucket_path, file)
+        return data_file_path(self.store.external_paths, bucket_path, file, self.store.name)
 
     def _store_commit(self) -> FileStoreCommit:
         return new_store_commit(self.store, self.commit_user)
@@ -384,7 +394,7 @@ class TableCommit:
         """Every file the messages add is there (checked in parallel: one request each on an
         object store)."""
         paths = [
-            self.data_file_path(m, f.file_name)
+            self.data_file_path(m, f)
             for m in messages
             for f in m.data_increment.new_files + m.compact_increment.compact_after
         ]
