@@ -3,7 +3,8 @@
 Mirrors org.apache.paimon.mergetree.compact.aggregate.AggregateMergeFunction and the
 FieldAggregator classes (FieldSumAgg, FieldProductAgg, FieldMaxAgg, FieldMinAgg,
 FieldLastValueAgg, FieldLastNonNullValueAgg, FieldFirstValueAgg, FieldFirstNonNullValueAgg,
-FieldListaggAgg, FieldBoolAndAgg, FieldBoolOrAgg, FieldPrimaryKeyAgg, FieldIgnoreRetractAgg).
+FieldListaggAgg, FieldBoolAndAgg, FieldBoolOrAgg, FieldPrimaryKeyAgg, FieldIgnoreRetractAgg); the
+collection functions are in ``agg_collections``, the sketches and bitmaps in ``agg_sketches``.
 
 Java folds the records of a key, oldest first, into one row: an addition (+I/+U) calls each
 field's ``agg(acc, value)``, a retraction (-U/-D) calls ``retract(acc, value)`` (an error for
@@ -15,7 +16,9 @@ single record is passed through untouched.
 
 Here each function is rewritten as a closed form over the rows of a key from the last reset on:
 "last candidate row", "first addition", "sum of signed values", "join of non-empty strings", each
-one numpy ``reduceat`` or an Arrow kernel. Deliberate differences from Java, both on inputs Java
+one numpy ``reduceat`` or an Arrow kernel. The functions on nested values, sketches and bitmaps
+(and a distinct ``listagg``) fold Java's ``agg`` / ``retract`` in Python over the keys with more
+than one record (:func:`_fold`). Deliberate differences from Java, both on inputs Java
 itself mishandles: a DECIMAL sum or product that leaves its precision raises MergeError (Java
 keeps an out-of-precision value or turns it into null), and float sums are summed pairwise, not
 strictly left to right (Java's own result already depends on how compactions grouped records).
@@ -23,14 +26,16 @@ strictly left to right (Java's own result already depends on how compactions gro
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_pyspark.errors import MergeError, OptionError, UnsupportedOptionError
+from paimon_pyspark.merge import agg_collections, agg_sketches
 from paimon_pyspark.merge.groups import Groups, SortedRecords
 from paimon_pyspark.spec.key_value import (
     DELETE,
@@ -39,7 +44,7 @@ from paimon_pyspark.spec.key_value import (
     UPDATE_BEFORE,
     VALUE_KIND,
 )
-from paimon_pyspark.types.data_types import MAX_LENGTH, CharType, DataField
+from paimon_pyspark.types.data_types import DataField, DataType
 
 SUM = "sum"
 PRODUCT = "product"
@@ -69,19 +74,11 @@ FUNCTIONS = (
     BOOL_AND,
     BOOL_OR,
     PRIMARY_KEY,
+    *agg_collections.FUNCTIONS,
+    *agg_sketches.FUNCTIONS,
 )
-NOT_IMPLEMENTED = (
-    "collect",
-    "merge_map",
-    "merge_map_with_keytime",
-    "nested_update",
-    "nested_partial_update",
-    "hll_sketch",
-    "theta_sketch",
-    "rbm32",
-    "rbm64",
-)
-_RETRACTABLE = (SUM, LAST_VALUE, LAST_NON_NULL_VALUE, PRIMARY_KEY)
+NOT_IMPLEMENTED: tuple[str, ...] = ()  # every function of Java 1.4.2 is implemented
+_RETRACTABLE = (SUM, LAST_VALUE, LAST_NON_NULL_VALUE, PRIMARY_KEY, *agg_collections.RETRACTABLE)
 _NUMERIC = ("TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL")
 _NOT_COMPARABLE = ("ARRAY", "MAP", "MULTISET", "ROW", "VECTOR", "VARIANT", "BLOB")
 _INT_BOUNDS = {
@@ -92,21 +89,36 @@ _INT_BOUNDS = {
 }
 
 
-def check_function(func: str, field: DataField, where: str) -> None:
+def check_function(
+    func: str,
+    field: DataField,
+    where: str,
+    nested_key: tuple[str, ...] = (),
+    ts_field: str | None = None,
+) -> None:
     """FieldAggregatorFactory.create's checks: the function exists and fits the field type."""
     root = field.type.root
-    if func in NOT_IMPLEMENTED:
-        raise UnsupportedOptionError(
-            f"{where}aggregate function '{func}' of field '{field.name}' is not supported by "
-            "paimon_pyspark yet."
-        )
     if func not in FUNCTIONS:
         raise OptionError(
             f"{where}unknown aggregate function '{func}' for field '{field.name}' "
-            f"(known: {', '.join(FUNCTIONS + NOT_IMPLEMENTED)})."
+            f"(known: {', '.join(FUNCTIONS)})."
         )
     ok = True
-    if func in (SUM, PRODUCT):
+    if func in agg_collections.FUNCTIONS:
+        refused, unsupported = agg_collections.check(func, field.type, nested_key, ts_field)
+        if unsupported is not None:
+            raise UnsupportedOptionError(
+                f"{where}aggregate function '{func}' of field '{field.name}' is not supported "
+                f"by paimon_pyspark on {unsupported}."
+            )
+        if refused is not None:
+            raise OptionError(
+                f"{where}aggregate function '{func}': field '{field.name}' of type "
+                f"{field.type} {refused}."
+            )
+    elif func in agg_sketches.FUNCTIONS:
+        ok = agg_sketches.check_type(root)
+    elif func in (SUM, PRODUCT):
         ok = root in _NUMERIC
         if ok and func == PRODUCT and root == "DECIMAL":
             raise UnsupportedOptionError(
@@ -118,8 +130,7 @@ def check_function(func: str, field: DataField, where: str) -> None:
     elif func in (BOOL_AND, BOOL_OR):
         ok = root == "BOOLEAN"
     elif func == LISTAGG:
-        ok = isinstance(field.type, CharType) and field.type.variable
-        ok = ok and isinstance(field.type, CharType) and field.type.length == MAX_LENGTH
+        ok = agg_collections.is_listagg_type(field.type)
     if not ok:
         raise OptionError(
             f"{where}aggregate function '{func}' does not accept field '{field.name}' of type "
@@ -133,6 +144,12 @@ class AggSpec:
     ignore_retract: bool = False
     delimiter: str = ","
     is_key: bool = False
+    distinct: bool = False
+    nested_key: tuple[str, ...] = ()
+    count_limit: int = agg_collections.INT_MAX
+    ts_field: str | None = None
+    data_type: DataType | None = None
+    """The field's Paimon type, for the functions on nested values."""
 
 
 class _Context:
@@ -212,8 +229,21 @@ def _aggregate(name: str, view: SortedRecords, spec: AggSpec, ctx: _Context) -> 
         return col.take(_arg_extreme(col, cand, g, func == MAX))
     if func in (BOOL_AND, BOOL_OR):
         return _bool_agg(col, cand, g, func == BOOL_AND)
+    if func == LISTAGG and spec.distinct:
+        return _fold(col, ctx, retracting, agg_collections.listagg_distinct(spec.delimiter), None)
     if func == LISTAGG:
         return _listagg(col, ctx, spec.delimiter)
+    if func in agg_sketches.FUNCTIONS:
+        return _fold(col, ctx, retracting, agg_sketches.folder(func), None)
+    if func in agg_collections.FUNCTIONS:
+        plain = func == agg_collections.COLLECT and not spec.distinct and not retracting.any()
+        if plain and pa.types.is_list(col.type):
+            return _concat_lists(col, ctx, valid)
+        assert spec.data_type is not None, "the collection functions need the field's type"
+        agg, retract = agg_collections.folders(
+            func, spec.data_type, spec.distinct, spec.nested_key, spec.count_limit, spec.ts_field
+        )
+        return _fold(col, ctx, retracting, agg, retract)
     if func == SUM:
         return _sum(name, col, cand, ctx.in_segment & valid & retracting, g)
     if func == PRODUCT:
@@ -338,6 +368,63 @@ def _listagg(col: _Column, ctx: _Context, delimiter: str) -> pa.Array:
     # With nothing joined, the chain's non-null values (the reset row first) are all "".
     fallback = col.take(g.first_where(chain & valid))
     return col.passthrough(pc.if_else(pa.array(counts > 0), joined, fallback))
+
+
+def _fold(
+    col: _Column,
+    ctx: _Context,
+    retracting: np.ndarray,
+    agg: Callable[[Any, Any], Any],
+    retract: Callable[[Any, Any], Any] | None,
+) -> pa.Array:
+    """Java's fold of each key with more than one record, on Python values: the accumulator
+    starts null (or at the reset row's value), additions call ``agg``, retractions ``retract``
+    (ignored retractions are not in ``retracting``)."""
+    g = ctx.groups
+    reset = ctx.is_reset & ctx.in_segment
+    add = ctx.in_segment & ctx.add & ~reset
+    undo = ctx.in_segment & retracting
+    rows = np.flatnonzero((reset | add | undo) & g.row_multi)
+    values = col.array.take(pa.array(col.order[rows])).to_pylist()
+    step = np.where(reset[rows], 0, np.where(add[rows], 1, 2)).tolist()
+    owner = g.row_group[rows].tolist()
+    results: list[Any] = [None] * g.count
+    current, acc = -1, None
+    for group, kind, value in zip(owner, step, values, strict=True):
+        if group != current:
+            if current >= 0:
+                results[current] = acc
+            current, acc = group, None
+        if kind == 0:
+            acc = value
+        elif kind == 1:
+            acc = agg(acc, value)
+        else:
+            assert retract is not None
+            acc = retract(acc, value)
+    if current >= 0:
+        results[current] = acc
+    return col.passthrough(pa.array(results, col.type))
+
+
+def _concat_lists(col: _Column, ctx: _Context, valid: np.ndarray) -> pa.Array:
+    """FieldCollectAgg without distinct or retraction: the non-null arrays of the chain (the
+    reset row, then the additions) concatenated in order; null if there are none."""
+    g = ctx.groups
+    chain = ctx.in_segment & (ctx.add | ctx.is_reset) & valid & g.row_multi
+    rows = np.flatnonzero(chain)
+    taken = col.array.take(pa.array(col.order[rows]))
+    lengths = pc.list_value_length(taken).to_numpy(zero_copy_only=False).astype(np.int64)
+    counts = np.bincount(g.row_group[rows], weights=lengths, minlength=g.count).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    has = g.any(chain)
+    values = pc.list_flatten(taken)
+    typ = col.type
+    assert isinstance(typ, pa.ListType)
+    lists = pa.ListArray.from_arrays(
+        pa.array(offsets, pa.int32()), values, type=typ, mask=pa.array(~has)
+    )
+    return col.passthrough(lists)
 
 
 def _decimal_unscaled(arr: pa.Array, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -39,7 +39,7 @@ engine has its own module.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -54,10 +54,12 @@ from paimon_pyspark.merge import (
     first_row,
     float_keys,
     partial_update,
+    sequence_group,
 )
 from paimon_pyspark.merge.groups import Groups, SortedRecords
+from paimon_pyspark.merge.sequence_group import SequenceGroup
 from paimon_pyspark.spec.key_value import RETRACTS, SEQUENCE_NUMBER, VALUE_KIND
-from paimon_pyspark.types.data_types import DataField
+from paimon_pyspark.types.data_types import DataField, DataType
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
@@ -70,7 +72,7 @@ ENGINES = (DEDUPLICATE, PARTIAL_UPDATE, AGGREGATION, FIRST_ROW)
 
 MERGE_ENGINE = opts.MERGE_ENGINE
 SUPPORTED_FIELD_SUFFIXES = opts.MERGE_FIELD_OPTION_SUFFIXES
-"""The per-field suffixes implemented here; CoreOptions knows more (nested-key, count-limit...)."""
+"""The per-field suffixes implemented here; CoreOptions knows more (every other is refused)."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,12 @@ class FieldAgg:
     function: str = aggregation.LAST_NON_NULL_VALUE
     ignore_retract: bool = False
     delimiter: str = ","
+    distinct: bool = False
+    nested_key: tuple[str, ...] = ()
+    count_limit: int = 2**31 - 1
+    ts_field: str | None = None
+    data_type: DataType | None = field(default=None, compare=False)
+    """The field's type (the functions on nested values need it); not a setting."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,10 @@ class MergeSettings:
     field_aggs: tuple[tuple[str, FieldAgg], ...] = ()
     """Aggregation engine: the function of each field; fields not listed use
     ``last_non_null_value`` (key fields always keep their value)."""
+    sequence_groups: tuple[SequenceGroup, ...] = ()
+    """Partial-update: its ``fields.<f>.sequence-group`` options."""
+    partial_update_aggs: tuple[tuple[str, aggregation.AggSpec], ...] = ()
+    """Partial-update: (field, its function and options) of each aggregating protected field."""
 
     def field_agg(self, name: str) -> FieldAgg:
         for n, agg in self.field_aggs:
@@ -135,10 +147,12 @@ class MergeSettings:
         ascending = options.sequence_ascending
         remove_on_delete = False
         field_aggs: tuple[tuple[str, FieldAgg], ...] = ()
+        pu = sequence_group.PartialUpdateOptions(False, (), ())
         if engine == PARTIAL_UPDATE:
-            remove_on_delete = _partial_update_options(
-                options, names, primary_keys, ignore_delete, where
+            pu = sequence_group.partial_update_options(
+                options, fields, primary_keys, ignore_delete, where
             )
+            remove_on_delete = pu.remove_record_on_delete
         elif engine == AGGREGATION:
             remove_on_delete = options.aggregation_remove_record_on_delete
             field_aggs = _field_aggs(
@@ -151,6 +165,8 @@ class MergeSettings:
             sequence_ascending=ascending,
             remove_record_on_delete=remove_on_delete,
             field_aggs=field_aggs,
+            sequence_groups=pu.groups,
+            partial_update_aggs=pu.aggs,
         )
 
 
@@ -192,53 +208,13 @@ def _check_fields_options(options: opts.CoreOptions, names: list[str], where: st
             if f not in names:
                 raise OptionError(f"{where}field '{f}' of option '{o.key}' is not in the schema.")
         if o.suffix == opts.SEQUENCE_GROUP:
-            raise UnsupportedOptionError(
-                f"{where}option '{o.key}' (partial-update sequence groups) is not supported by "
-                "paimon_pyspark yet."
-            )
+            continue  # partial-update's (merge/sequence_group.py); other engines ignore it
         if o.suffix not in SUPPORTED_FIELD_SUFFIXES or len(o.fields) > 1:
             raise UnsupportedOptionError(
                 f"{where}option '{o.key}' is not supported by paimon_pyspark yet."
             )
-        if o.suffix == opts.DISTINCT and options.strict_bool(o.key):
-            raise UnsupportedOptionError(
-                f"{where}option '{o.key}' = '{o.value}' (distinct listagg) is not supported by "
-                "paimon_pyspark yet."
-            )
-        if o.suffix == opts.IGNORE_RETRACT:
+        if o.suffix in (opts.IGNORE_RETRACT, opts.DISTINCT):
             options.strict_bool(o.key)
-
-
-def _partial_update_options(
-    options: opts.CoreOptions,
-    names: list[str],
-    primary_keys: Sequence[str],
-    ignore_delete: bool,
-    where: str,
-) -> bool:
-    if opts.PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP in options.options:
-        raise UnsupportedOptionError(
-            f"{where}option '{opts.PARTIAL_UPDATE_REMOVE_RECORD_ON_SEQUENCE_GROUP}' "
-            "(partial-update sequence groups) is not supported by paimon_pyspark yet."
-        )
-    remove = options.partial_update_remove_record_on_delete
-    if remove and ignore_delete:
-        raise OptionError(
-            f"{where}'ignore-delete' and '{opts.PARTIAL_UPDATE_REMOVE_RECORD_ON_DELETE}' have "
-            "conflicting behavior so should not be enabled at the same time."
-        )
-    # Without sequence groups Java accepts no aggregate function but last_non_null_value
-    # (PartialUpdateMergeFunction.getAggFuncName).
-    for name in names:
-        if name in primary_keys:
-            continue
-        func = options.field_agg_func(name) or options.fields_default_agg_func
-        if func is not None and func != aggregation.LAST_NON_NULL_VALUE:
-            raise OptionError(
-                f"{where}partial-update field '{name}' uses aggregate function '{func}', which "
-                "needs a sequence group (fields.<f>.sequence-group)."
-            )
-    return remove
 
 
 def _field_aggs(
@@ -266,9 +242,20 @@ def _field_aggs(
                 f"'{opts.FIELDS_PREFIX}{f.name}.{opts.IGNORE_RETRACT}' have "
                 "conflicting behavior so should not be enabled at the same time."
             )
-        aggregation.check_function(func, f, where)
-        delimiter = options.field_list_agg_delimiter(f.name)
-        out.append((f.name, FieldAgg(func, ignore_retract, delimiter)))
+        nested_key = options.field_nested_key(f.name)
+        ts_field = options.field_ts_field(f.name)
+        aggregation.check_function(func, f, where, nested_key, ts_field)
+        agg = FieldAgg(
+            func,
+            ignore_retract,
+            options.field_list_agg_delimiter(f.name),
+            options.field_distinct(f.name),
+            nested_key,
+            options.field_count_limit(f.name),
+            ts_field,
+            f.type,
+        )
+        out.append((f.name, agg))
     return tuple(out)
 
 
@@ -392,12 +379,26 @@ def merge(
         merged = first_row.merge(view, groups, kinds, settings.ignore_delete)
     elif settings.engine == PARTIAL_UPDATE:
         merged = partial_update.merge(
-            view, groups, kinds, settings.ignore_delete, settings.remove_record_on_delete
+            view,
+            groups,
+            kinds,
+            settings.ignore_delete,
+            settings.remove_record_on_delete,
+            settings.sequence_groups,
+            settings.partial_update_aggs,
         )
     elif settings.engine == AGGREGATION:
         specs = {
             name: aggregation.AggSpec(
-                agg.function, agg.ignore_retract, agg.delimiter, name in key_names
+                agg.function,
+                agg.ignore_retract,
+                agg.delimiter,
+                name in key_names,
+                agg.distinct,
+                agg.nested_key,
+                agg.count_limit,
+                agg.ts_field,
+                agg.data_type,
             )
             for name in records.column_names
             if name not in (SEQUENCE_NUMBER, VALUE_KIND)

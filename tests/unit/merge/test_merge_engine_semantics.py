@@ -334,17 +334,15 @@ def test_ignore_delete_fallback_keys() -> None:
         ({"merge-engine": "aggregation", "fields.s.aggregate-function": "sum"}, OptionError),
         ({"merge-engine": "aggregation", "fields.n.aggregate-function": "listagg"}, OptionError),
         ({"merge-engine": "aggregation", "fields.n.aggregate-function": "bool_or"}, OptionError),
-        (
-            {"merge-engine": "aggregation", "fields.n.aggregate-function": "collect"},
-            UnsupportedOptionError,
-        ),
+        ({"merge-engine": "aggregation", "fields.n.aggregate-function": "collect"}, OptionError),
+        ({"merge-engine": "aggregation", "fields.n.aggregate-function": "rbm64"}, OptionError),
         (
             {"merge-engine": "aggregation", "fields.dec.aggregate-function": "product"},
             UnsupportedOptionError,
         ),
         ({"merge-engine": "aggregation", "fields.nope.aggregate-function": "sum"}, OptionError),
-        ({"merge-engine": "aggregation", "fields.s.distinct": "true"}, UnsupportedOptionError),
-        ({"merge-engine": "aggregation", "fields.n.nested-key": "a"}, UnsupportedOptionError),
+        ({"merge-engine": "aggregation", "fields.s.distinct": "maybe"}, OptionError),
+        ({"merge-engine": "aggregation", "fields.n.nested-key-x": "a"}, UnsupportedOptionError),
         (
             {
                 "merge-engine": "aggregation",
@@ -354,15 +352,15 @@ def test_ignore_delete_fallback_keys() -> None:
             OptionError,
         ),
         (
-            {"merge-engine": "partial-update", "fields.n.sequence-group": "s"},
-            UnsupportedOptionError,
+            {"merge-engine": "partial-update", "fields.n.sequence-group": "missing"},
+            OptionError,
         ),
         (
             {
                 "merge-engine": "partial-update",
                 "partial-update.remove-record-on-sequence-group": "n",
             },
-            UnsupportedOptionError,
+            OptionError,
         ),
         (
             {
