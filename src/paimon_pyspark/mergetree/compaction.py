@@ -69,6 +69,7 @@ from paimon_pyspark.mergetree.universal import (
 )
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.store.deletion_vectors import BucketDvMaintainer
+from paimon_pyspark.store.external_paths import data_file_path
 from paimon_pyspark.store.file_store import FileStore
 
 
@@ -169,7 +170,8 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
     def _read_marked(self, files: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
         """A run's records, each marked with whether its file is above level 0."""
         for f in files:
-            for batch in iter_kv_records(self.store, self.bucket_path, [f], self.batch_rows):
+            batches = iter_kv_records(self.store, self.bucket_path, [f], self.batch_rows)
+            for batch in self.unexpired(batches):
                 mark = pa.array(np.full(batch.num_rows, f.level > 0))
                 yield batch.append_column(ABOVE_LEVEL_0, mark)
 
@@ -211,7 +213,8 @@ def run_unit(
 
     def upgrade(f: DataFileMeta) -> None:
         has_deletes = f.delete_row_count is None or f.delete_row_count > 0
-        if (output == max_level and has_deletes) or s.force_rewrite_all_files:
+        expired = rewriter.expire is not None and rewriter.expire.is_expire_file(f)
+        if (output == max_level and has_deletes) or s.force_rewrite_all_files or expired:
             result.merge(rewriter.rewrite(output, dropping, [[SortedRun((f,))]]))
         elif f.level != output:
             result.merge(rewriter.upgrade(output, f))
@@ -258,7 +261,8 @@ class _Increment:
                 self.after.remove(produced[0])
                 # an intermediate file of this compaction, unless an upgrade shares it
                 if f.file_name not in self.before and f.file_name not in after_names:
-                    self.store.file_io.delete_quietly(f"{self.bucket_path}/{f.file_name}")
+                    path = data_file_path(self.store.external_paths, self.bucket_path, f)
+                    self.store.file_io.delete_quietly(path)
             else:
                 self.before.setdefault(f.file_name, f)
         self.after += result.after
@@ -315,7 +319,11 @@ def compact_kv_bucket(
             runs = levels.level_sorted_runs()
             if round_ == 0 and full:
                 unit = pick_full_compaction(
-                    levels.num_levels, runs, s.force_rewrite_all_files, has_vector
+                    levels.num_levels,
+                    runs,
+                    s.force_rewrite_all_files,
+                    has_vector,
+                    rewriter.expire.is_expire_file if rewriter.expire is not None else None,
                 )
             else:
                 unit = pick_minor(strategy, levels.num_levels, runs)

@@ -19,11 +19,13 @@ import pyarrow.compute as pc
 
 from paimon_pyspark.io.data_file_reader import iter_kv_records
 from paimon_pyspark.merge.merge_function import MergeSettings, merge
+from paimon_pyspark.mergetree.record_expire import RecordLevelExpire
 from paimon_pyspark.mergetree.sort_merge import MERGE_BATCH_ROWS, concat, merge_sorted_runs
 from paimon_pyspark.mergetree.sorted_run_writer import SortedRunWriter, open_sorted_run
 from paimon_pyspark.mergetree.spill import SpillFile, SpillSettings, delete_all
 from paimon_pyspark.mergetree.universal import Levels, SortedRun
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
+from paimon_pyspark.store.external_paths import data_file_path
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.paths import PathFactory
 
@@ -67,6 +69,8 @@ class MergeTreeRewriter:
         self.merge_settings = MergeSettings.from_table(store)
         self.spill_threshold = store.options.sort_spill_threshold
         self.spill_settings = SpillSettings.of(store.options)
+        self.expire = RecordLevelExpire.create(store)
+        """Records it reads are filtered by (Java wraps the compaction's reader factory)."""
 
     def rewrite(
         self, output_level: int, dropping: bool, sections: Sequence[Sequence[SortedRun]]
@@ -103,8 +107,15 @@ class MergeTreeRewriter:
         return readers
 
     def read_run(self, files: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
-        """The KV records of one sorted run's files, in batches, in key order."""
-        return iter_kv_records(self.store, self.bucket_path, files, self.batch_rows)
+        """The KV records of one sorted run's files, in batches, in key order (without the
+        records ``record-level.expire-time`` expired)."""
+        return self.unexpired(iter_kv_records(self.store, self.bucket_path, files, self.batch_rows))
+
+    def unexpired(self, batches: Iterator[pa.Table]) -> Iterator[pa.Table]:
+        if self.expire is None:
+            return batches
+        expire = self.expire
+        return (expire.keep(b) for b in batches)
 
     def open(self, output_level: int) -> SortedRunWriter:
         return open_sorted_run(
@@ -112,7 +123,8 @@ class MergeTreeRewriter:
         )
 
     def delete(self, f: DataFileMeta) -> None:
-        self.store.file_io.delete_quietly(f"{self.bucket_path}/{f.file_name}")
+        path = data_file_path(self.store.external_paths, self.bucket_path, f)
+        self.store.file_io.delete_quietly(path)
 
     def upgrade(self, output_level: int, f: DataFileMeta) -> CompactResult:
         return CompactResult([f], [f.with_level(output_level)])

@@ -270,13 +270,14 @@ def pick_full_compaction(
     runs: Sequence[LevelSortedRun],
     force_rewrite_all_files: bool = False,
     has_vector: Callable[[str], bool] | None = None,
+    expired: Callable[[DataFileMeta], bool] | None = None,
 ) -> CompactUnit | None:
     """Every file to the top level. When the bucket is one top-level run already, only the
     files to rewrite one by one (``file_rewrite``): all with ``force_rewrite_all_files``, else
-    those with a deletion vector (``has_vector``, by file name), else nothing.
+    those whose records ``record-level.expire-time`` may expire (``expired``) or with a
+    deletion vector (``has_vector``, by file name), else nothing.
 
-    Java's CompactStrategy.pickFullCompaction (without record expiry, which paimon_pyspark
-    does not support).
+    Java's CompactStrategy.pickFullCompaction.
     """
     max_level = num_levels - 1
     if not runs:
@@ -284,7 +285,12 @@ def pick_full_compaction(
     if len(runs) == 1 and runs[0].level == max_level:
         files = runs[0].run.files
         if not force_rewrite_all_files:
-            files = tuple(f for f in files if has_vector is not None and has_vector(f.file_name))
+            files = tuple(
+                f
+                for f in files
+                if (expired is not None and expired(f))
+                or (has_vector is not None and has_vector(f.file_name))
+            )
         return CompactUnit(max_level, files, file_rewrite=True) if files else None
     return CompactUnit.from_level_runs(max_level, runs)
 

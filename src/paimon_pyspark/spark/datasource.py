@@ -75,6 +75,7 @@ from paimon_pyspark.spark.write import commit_or_abort
 from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.system_tables import SystemTable
+from paimon_pyspark.table.upsert import refuse_upsert
 
 FILTER = "filter"
 """Reader option: a SQL boolean expression over the table's columns that the relation keeps."""
@@ -209,6 +210,8 @@ class PaimonDataSource(DataSource):
                 f"Table '{self.identifier}' is a system table, which is read-only."
             )
         ref, table = ensure_table(self.warehouse, self.identifier, schema, self.opts)
+        if not overwrite:
+            refuse_upsert(table.store, "df.write.format('paimon')")
         if table.primary_keys and table.bucket_mode == BucketMode.KEY_DYNAMIC:
             # two tasks may put one key in two partitions: only a shuffle by key can pick one
             raise UnsupportedOptionError(

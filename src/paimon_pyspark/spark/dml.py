@@ -97,6 +97,7 @@ from paimon_pyspark.store.deletion_vectors import (
 )
 from paimon_pyspark.store.index_io import DELETION_VECTORS_INDEX, HASH_INDEX, IndexFileHandler
 from paimon_pyspark.table.file_store_table import FileStoreTable
+from paimon_pyspark.table.upsert import APPENDING, is_upsert_table
 from paimon_pyspark.write.append_dv import (
     delete_written_index_files,
     live_positions,
@@ -176,6 +177,11 @@ def delete(
         return _write_rows(target, kinds)
     if target.table.options.deletion_vectors_enabled:
         return _mark_deleted(target, text, predicate, None)
+    target.table.options.check_row_tracking_rewrite(
+        "a copy-on-write DELETE",
+        "set 'deletion-vectors.enabled' = 'true' (a DELETE then marks rows in deletion vectors "
+        "and every other row keeps its id), or run the DELETE with Java Paimon.",
+    )
     cond = F.expr(text) if text is not None else F.lit(True)
     return _copy_on_write(target, text, predicate, lambda rows: rows.where(~_is_true(cond)))
 
@@ -234,6 +240,9 @@ def update(
             rows = rows.where(F.expr(text))
         kinds = updated(rows, None).withColumn(ROW_KIND_COLUMN, F.lit(UPDATE_AFTER).cast("tinyint"))
         return _write_rows(target, kinds)
+    target.table.options.check_row_tracking_rewrite(
+        "UPDATE", "run the UPDATE with Java Paimon (its updated rows keep their _ROW_ID)."
+    )
     if target.table.options.deletion_vectors_enabled:
         return _mark_deleted(target, text, predicate, lambda rows: updated(rows, None))
     cond = F.expr(text) if text is not None else None
@@ -330,7 +339,8 @@ def _check_pk_deletable(target: _Target) -> None:
     if engine == "deduplicate":
         return
     if engine == "partial-update":
-        if o.partial_update_remove_record_on_delete:
+        on_group = "partial-update.remove-record-on-sequence-group"
+        if o.partial_update_remove_record_on_delete or on_group in o.options:
             return
         reason = (
             "To support batch delete, please set partial-update.remove-record-on-delete to "
@@ -492,8 +502,7 @@ def _copy_on_write(
         for (partition, bucket), group in sorted(deleted.items())
     ]
     rows = rewrite(_file_rows(target, chosen)).drop(FILE_COLUMN)
-    ref = replace(target.ref, options={**target.ref.options, WRITE_ONLY: "true"})
-    writer_table = table.copy({WRITE_ONLY: "true"})
+    ref, writer_table = _appending(target)
     job = WriteJob(ref, postpone_buckets=postpone_bucket_counts(writer_table))
     ids = run_write(rows, writer_table, job, driver_messages=messages)
     return ids[-1] if ids else None
@@ -540,8 +549,7 @@ def _mark_deleted(
             touched = sorted(vectors)
             again = _positioned_rows(target, [files[i] for i in touched], [old[i] for i in touched])
             rows = rewrite(_matching(again, text).drop(FILE_COLUMN, ROW_COLUMN))
-            ref = replace(target.ref, options={**target.ref.options, WRITE_ONLY: "true"})
-            writer_table = table.copy({WRITE_ONLY: "true"})
+            ref, writer_table = _appending(target)
             job = WriteJob(ref, postpone_buckets=postpone_bucket_counts(writer_table))
             ids = run_write(rows, writer_table, job, driver_messages=messages)
     except CommitOutcomeUnknownError:
@@ -550,6 +558,15 @@ def _mark_deleted(
         delete_written_index_files(store, messages)
         raise
     return ids[-1] if ids else None
+
+
+def _appending(target: _Target) -> tuple[TableRef, FileStoreTable]:
+    """The table (and its reference for tasks) that the rows a DELETE or UPDATE keeps or
+    changes are written to: write-only, and plainly appended on an ``upsert-key`` table (Java
+    rewrites only INSERT INTO into an upsert)."""
+    extra = dict(APPENDING) if is_upsert_table(target.table.store) else {WRITE_ONLY: "true"}
+    ref = replace(target.ref, options={**target.ref.options, **extra})
+    return ref, target.table.copy(extra)
 
 
 def _matching(rows: DataFrame, text: str | None) -> DataFrame:

@@ -79,6 +79,7 @@ from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.store.deletion_vectors import index_handler_of
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.table_commit import TableCommit
+from paimon_pyspark.table.upsert import refuse_upsert
 from paimon_pyspark.write.agreed_buckets import (
     MergedIndex,
     merge_hash_index_files,
@@ -153,6 +154,7 @@ def stream_writer(
         )
     table_opts = {k: v for k, v in options.items() if k not in STREAM_KEYS}
     ref, table = ensure_table(warehouse, identifier, schema, table_opts)
+    refuse_upsert(table.store, "writeStream.format('paimon')")
     if table.primary_keys and table.bucket_mode == BucketMode.KEY_DYNAMIC:
         raise UnsupportedOptionError(
             f"Table '{identifier}': writeStream.format('paimon') cannot write a cross-partition "
@@ -231,7 +233,7 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
             job._close(table, keep=set())
             return
         batch = [m for r in results for m in r.messages]
-        if not table.primary_keys:
+        if not table.primary_keys and not table.options.row_tracking_enabled:
             batch = renumber_shared_buckets(batch)
         merged = MergedIndex(batch)
         if _agreed(table):

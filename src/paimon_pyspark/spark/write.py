@@ -49,6 +49,7 @@ from paimon_pyspark.store.postpone import known_num_buckets
 from paimon_pyspark.table.file_store_table import (
     FileStoreTable,
 )
+from paimon_pyspark.table.upsert import is_upsert_table, upsert_arrow
 from paimon_pyspark.write.table_write import TableWrite
 
 BUCKET_COLUMN = "_paimon_bucket"
@@ -89,6 +90,9 @@ def write(
         )
     opts = {k: str(v) for k, v in raw.items()}
     ref, loaded = ensure_table(warehouse, table, df.schema, opts)
+    if mode == "append" and is_upsert_table(loaded.store):
+        # RewriteUpsertTable: the rows are gathered on the driver and upserted in one commit
+        return upsert_arrow(loaded, df.toArrow())
     plan = plan_overwrite(loaded, spec) if mode == "overwrite" else None
     counts = postpone_bucket_counts(loaded)
     job = WriteJob(ref, overwrite=plan, postpone_buckets=counts)  # open: abort on any failure
@@ -196,7 +200,17 @@ def _plan_unaware(
     kind_column: str | None = None,
 ) -> DataFrame:
     """BUCKET_UNAWARE: no shuffle, every task writes its own files."""
+    df = _by_partition_if_hash(df, table)
     return df.mapInArrow(_write_fn(job, kind_column=kind_column), result_schema)
+
+
+def _by_partition_if_hash(df: DataFrame, table: FileStoreTable) -> DataFrame:
+    """``partition.sink-strategy = hash`` (Java's Spark writer, bucket-unaware and postpone
+    files): the rows are shuffled by the partition keys, so one task writes each partition."""
+    strategy = (table.options.get("partition.sink-strategy") or "none").strip().lower()
+    if strategy == "hash" and table.partition_keys:
+        return df.repartition(*table.partition_keys)
+    return df
 
 
 def num_assigners(table: FileStoreTable, parallelism: int) -> int:
@@ -457,6 +471,7 @@ def _plan_postpone(
     is written by one task, with contiguous sequence numbers."""
     counts = job.postpone_buckets
     if counts is None:
+        df = _by_partition_if_hash(df, table)
         return df.mapInArrow(_write_fn(job, kind_column=kind_column), result_schema)
 
     def pinned(store: FileStore) -> Callable[[pa.RecordBatch], npt.NDArray[np.int32]]:

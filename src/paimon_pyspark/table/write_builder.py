@@ -21,6 +21,7 @@ from paimon_pyspark.commit.overwrite import Overwrite
 from paimon_pyspark.errors import CommitError, InvalidArgumentError, describe
 from paimon_pyspark.read.bootstrap import bootstrapped_global_assigner
 from paimon_pyspark.table.table_commit import TableCommit, static_partition_spec
+from paimon_pyspark.table.upsert import UpsertTableWrite, is_upsert_table, refuse_upsert
 from paimon_pyspark.write.table_write import TableWrite
 
 if TYPE_CHECKING:
@@ -95,7 +96,12 @@ class BatchWriteBuilder:
         return self
 
     def new_write(self, sequence_slot: tuple[int, int] | None = None) -> TableWrite:
-        """A TableWrite; ``sequence_slot`` = (index, stride) for writers sharing PK buckets."""
+        """A TableWrite; ``sequence_slot`` = (index, stride) for writers sharing PK buckets.
+        An insert into an ``upsert-key`` table upserts (table/upsert.py)."""
+        if self.overwrite_spec is None and is_upsert_table(self.table.store):
+            if sequence_slot is not None:
+                refuse_upsert(self.table.store, "a write shared by several writers")
+            return UpsertTableWrite(self.table, self.commit_user).with_table(self.table)
         return TableWrite(
             self.table.store,
             self.commit_user,

@@ -115,6 +115,14 @@ class PaimonDatasink(Datasink[bytes]):
                 f"'bucket' = '-1' ({mode.value}): one assigner must see every row of a key. Use "
                 "paimon_pyspark.spark.write, or a TableWrite in one process."
             )
+        store = self.table.store
+        if not self.overwrite and not store.primary_keys and store.options.upsert_key:
+            raise UnsupportedOptionError(
+                f"Table '{self.table.name}': option 'upsert-key' makes an insert replace the "
+                "rows with the same key, which a Ray write cannot do (its tasks never see all "
+                "rows at once). Use table.new_batch_write_builder().new_write() or "
+                "paimon_pyspark.spark.write, or an overwrite."
+            )
         builder = self.table.new_batch_write_builder()
         self._builder = builder.overwrite() if self.overwrite else builder
         self.commit_user = self._builder.commit_user
@@ -148,7 +156,7 @@ class PaimonDatasink(Datasink[bytes]):
             )
         store = self.table.store
         messages = [m for data in write_result.write_returns for m in _messages(data)]
-        if not store.primary_keys:
+        if not store.primary_keys and not store.options.row_tracking_enabled:
             messages = renumber_shared_buckets(messages)
         if not messages and not self.overwrite:
             LOG.info("Table '%s': the Ray write produced no rows to commit.", self.table.name)

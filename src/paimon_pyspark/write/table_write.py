@@ -56,22 +56,31 @@ from paimon_pyspark.errors import (
     PaimonError,
     SchemaMismatchError,
     UnsupportedOperationError,
+    UnsupportedOptionError,
     describe,
 )
 from paimon_pyspark.io.data_file import DataFileSettings
 from paimon_pyspark.io.key_value_file import KvFileSettings
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.mergetree.compact_settings import CompactSettings
+from paimon_pyspark.mergetree.record_expire import RecordLevelExpire
 from paimon_pyspark.mergetree.spill import SpillSettings
 from paimon_pyspark.mergetree.write_buffer import WriteBufferPool
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, DataIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
-from paimon_pyspark.spec.key_value import DELETE, RETRACTS, ROW_KIND_NAMES, VALUE_KIND
+from paimon_pyspark.spec.key_value import (
+    DELETE,
+    RETRACTS,
+    ROW_KIND_NAMES,
+    UPDATE_BEFORE,
+    VALUE_KIND,
+)
 from paimon_pyspark.spec.manifest import IndexFileMeta
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET, BucketMode
 from paimon_pyspark.store.deletion_vectors import BucketDvMaintainer
+from paimon_pyspark.store.external_paths import data_file_path
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.write.append_writer import AppendWriter
 from paimon_pyspark.write.bucket_writer import BucketWriter
@@ -84,6 +93,7 @@ from paimon_pyspark.write.compact_manager import (
 from paimon_pyspark.write.dynamic import DynamicBucketIndexMaintainer
 from paimon_pyspark.write.key_value_writer import KeyValueWriter
 from paimon_pyspark.write.postpone import PostponeBucketWriter, postpone_settings
+from paimon_pyspark.write.writer_order import in_java_order
 
 if TYPE_CHECKING:
     import ray.data
@@ -126,6 +136,13 @@ class TableWrite:
         key_index_bootstrap: KeyIndexBootstrap | None = None,
     ) -> None:
         table.check_writable()
+        if not table.primary_keys and table.options.upsert_key and not ignore_previous_files:
+            raise UnsupportedOptionError(
+                f"Table '{table.name}': option 'upsert-key' makes an insert replace the rows "
+                "with the same key, which this writer cannot do (it only appends). Use "
+                "table.new_batch_write_builder().new_write(), paimon_pyspark.spark.write(df, "
+                "..., mode='append') or the SQL door's INSERT INTO, or an overwrite."
+            )
         if not isinstance(commit_user, str) or not commit_user:
             raise InvalidArgumentError(
                 f"Table '{table.name}': TableWrite(commit_user) must be a non-empty string, "
@@ -147,6 +164,8 @@ class TableWrite:
             self.postpone_files = postpone_settings(table, commit_user)
         self.settings = DataFileSettings.of(table, primary_key=False)
         self.primary_key = bool(table.primary_keys)
+        if self.primary_key:  # checked as Java's KeyValueFileStoreWrite creates it
+            RecordLevelExpire.create(table)
         self.kv_settings = KvFileSettings.of(table) if self.primary_key else None
         self.merge_settings = MergeSettings.from_table(table) if self.primary_key else None
         # Java's memory pool per write: one write-buffer-size for every key-value writer
@@ -214,6 +233,13 @@ class TableWrite:
                 "assigns its own."
             )
         given = None if buckets is None else self._per_row("buckets", buckets, data.num_rows)
+        dropped = self._dropped_kinds()
+        if self.primary_key and dropped:
+            # Java's RowKindFilter in TableWriteImpl: these kinds never reach a writer
+            keep = pc.invert(pc.is_in(data.column(VALUE_KIND), pa.array(dropped, pa.int8())))
+            if not pc.all(keep).as_py():
+                data = data.filter(keep)
+                given = None if given is None else given[keep.to_numpy(zero_copy_only=False)]
         self._write_aligned(data, given)
 
     def pin_postpone_buckets(self, known: Mapping[bytes, int]) -> None:
@@ -314,6 +340,8 @@ class TableWrite:
             raise
         self._writers = {}
         self._pending = {}
+        if self.table.options.row_tracking_enabled:  # rows are numbered in message order
+            messages = in_java_order(messages)
         return messages
 
     def _prepare_bucket(self, key: tuple[bytes, int], writer: BucketWriter) -> CommitMessage | None:
@@ -369,7 +397,8 @@ class TableWrite:
         rel = self.table.partition_rel_path(values)
         bucket_path = self.path_factory.bucket_path(rel, message.bucket)
         for f in written:
-            self.table.file_io.delete_quietly(f"{bucket_path}/{f.file_name}")
+            path = data_file_path(self.table.external_paths, bucket_path, f)
+            self.table.file_io.delete_quietly(path)
         index_dir = os.path.join(self.table.path, "index")
         for index in message.data_increment.new_index_files + (
             message.compact_increment.new_index_files
@@ -512,6 +541,13 @@ class TableWrite:
                 )
             columns.append(column)
         return pa.Table.from_arrays(columns, schema=target)
+
+    def _dropped_kinds(self) -> list[int]:
+        """The row kinds Java's RowKindFilter drops at write: every retraction under
+        ignore-delete, -U under ignore-update-before."""
+        if self.merge_settings is not None and self.merge_settings.ignore_delete:
+            return list(RETRACTS)
+        return [UPDATE_BEFORE] if self.table.options.ignore_update_before else []
 
     def _with_row_kinds(self, data: pa.Table) -> pa.Table:
         """``data`` with its ``_VALUE_KIND`` column; retractions dropped under ignore-delete."""
