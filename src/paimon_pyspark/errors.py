@@ -164,6 +164,12 @@ class InvalidCommitMessageError(CommitError):
     configured ``data-file.external-paths``; nothing is committed and nothing is deleted."""
 
 
+class ExternalPathError(CorruptTableError):
+    """A manifest names an external data file path under none of the table's configured
+    ``data-file.external-paths`` roots (another engine's mistake, or tampering): the read
+    raises and reads nothing from it; expiry deletes nothing there."""
+
+
 class InvalidArgumentError(PaimonError, TypeError):
     """An argument of a public call has the wrong type or value (``write_arrow(None)``, a
     negative limit, ...); the message names the call, the argument and what it got."""

@@ -31,6 +31,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from paimon_pyspark.bucket.functions import DEFAULT, new_bucket_function
 from paimon_pyspark.errors import OptionError, SchemaError, SchemaMismatchError
 from paimon_pyspark.spec import binary_row, murmur
 from paimon_pyspark.types.arrow import one_array, to_arrow_type
@@ -460,9 +461,17 @@ def buckets_of(hashes: npt.NDArray[np.int32], num_buckets: int) -> I32:
 
 
 class FixedBucketAssigner:
-    """Assigns every row its bucket from the bucket-key columns, as Java's writers do."""
+    """Assigns every row its bucket from the bucket-key columns, as Java's writers do, with the
+    table's ``bucket-function.type`` (Java's BucketFunction.create; mod and hive in
+    bucket/functions.py)."""
 
-    def __init__(self, key: Sequence[DataField] | Sequence[DataType], num_buckets: int) -> None:
+    def __init__(
+        self,
+        key: Sequence[DataField] | Sequence[DataType],
+        num_buckets: int,
+        function: str = DEFAULT,
+        table: str = "",
+    ) -> None:
         if num_buckets <= 0:
             raise OptionError(f"Fixed bucket mode needs bucket > 0, got {num_buckets}")
         if not key:
@@ -476,17 +485,32 @@ class FixedBucketAssigner:
             self.types = [k for k in key if isinstance(k, DataType)]
             if len(self.types) != len(key):
                 raise SchemaError("Bucket key must be all DataFields or all DataTypes")
-        for t in self.types:
-            _check_key_type(t)
         self.num_buckets = num_buckets
+        self.function = (
+            None if function == DEFAULT else new_bucket_function(function, self.types, table)
+        )
+        if self.function is None:
+            for t in self.types:
+                _check_key_type(t)
 
-    def hashes(self, columns: Sequence[Column]) -> I32:
-        """``BinaryRow.hashCode()`` of every row's bucket key."""
-        return hash_rows(columns, self.types)
+    def hashes(self, columns: Sequence[Column]) -> npt.NDArray[np.int32] | npt.NDArray[np.int64]:
+        """What every row's bucket is taken from: ``BinaryRow.hashCode()`` of its bucket key
+        (``bucket-function.type`` default), the key itself (mod), the Hive hash (hive)."""
+        if self.function is None:
+            return hash_rows(columns, self.types)
+        return self.function.keys(columns)
+
+    def buckets(
+        self, hashes: npt.NDArray[np.int32] | npt.NDArray[np.int64], num_buckets: int | I64
+    ) -> I32:
+        """The buckets of :meth:`hashes` among ``num_buckets`` (one count, or one per row)."""
+        if self.function is None:
+            return np.abs(np.fmod(hashes.astype(np.int64), num_buckets)).astype(np.int32)
+        return self.function.buckets(hashes.astype(np.int64), num_buckets)
 
     def assign(self, columns: Sequence[Column]) -> I32:
         """The bucket of every row; ``columns`` are the bucket-key fields in key order."""
-        return buckets_of(hash_rows(columns, self.types), self.num_buckets)
+        return self.buckets(self.hashes(columns), self.num_buckets)
 
     def assign_table(self, table: pa.Table | pa.RecordBatch) -> I32:
         """The bucket of every row of a table holding the bucket-key fields by name."""

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_pyspark.bucket.fixed import FixedBucketAssigner, buckets_of
+from paimon_pyspark.bucket.fixed import FixedBucketAssigner
 from paimon_pyspark.bucket.router import I32, BucketRouter, RoutedBatch
 from paimon_pyspark.errors import OptionError
 from paimon_pyspark.spec.binary_row import serialize_with_arity
@@ -42,7 +42,9 @@ class PostponeRouter(BucketRouter):
         self.hasher: FixedBucketAssigner | None = None
         if self.fixed:
             key_types = [store.table_schema.field(k).type for k in store.bucket_keys]
-            self.hasher = FixedBucketAssigner(key_types, 1)
+            self.hasher = FixedBucketAssigner(
+                key_types, 1, store.options.bucket_function_type, store.name
+            )
 
     @property
     def accepts_buckets(self) -> bool:
@@ -73,14 +75,14 @@ class PostponeRouter(BucketRouter):
         hashes = self.hasher.hashes([data.column(k) for k in self.store.bucket_keys])
         keys = self.partition_keys
         if not keys:
-            return buckets_of(hashes, self.num_buckets(serialize_with_arity([], [])))
+            return self.hasher.buckets(hashes, self.num_buckets(serialize_with_arity([], [])))
         schema = self.store.arrow_schema
         partitions = pa.table({k: pc.cast(data.column(k), schema.field(k).type) for k in keys})
         counts = np.empty(data.num_rows, np.int64)
         for group in self._groups(partitions, None):
             rows = slice(None) if group.indices is None else group.indices
             counts[rows] = self.num_buckets(group.partition)
-        return np.abs(np.fmod(hashes.astype(np.int64), counts)).astype(np.int32)
+        return self.hasher.buckets(hashes, counts)
 
     def route(self, data: pa.Table, buckets: I32 | None = None) -> RoutedBatch:
         if buckets is None and not self.fixed:

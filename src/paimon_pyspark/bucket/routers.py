@@ -52,7 +52,9 @@ class HashFixedRouter(BucketRouter):
         self.bucket_keys = store.bucket_keys
         key_types = [store.table_schema.field(k).type for k in self.bucket_keys]
         self.num_buckets = store.options.bucket
-        self.assigner = FixedBucketAssigner(key_types, self.num_buckets)
+        self.assigner = FixedBucketAssigner(
+            key_types, self.num_buckets, store.options.bucket_function_type, store.name
+        )
 
     @property
     def fixed_num_buckets(self) -> int:

@@ -15,7 +15,10 @@ Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotComm
               conflict check (COMPACT, OVERWRITE, an APPEND removing files, or asked for;
                commit/conflict_detection.py): one bucket count per partition (not for
                OVERWRITE), every DELETE hits a live file, PK levels >= 1 stay sorted runs
-              delta list = a manifest with this commit's entries (written once per commit)
+              [row tracking: new files numbered from latest's nextRowId, a writer's first
+               file's sequence numbers = the new id (commit/row_tracking.py)]
+              delta list = a manifest with this commit's entries (written once per commit;
+               per attempt with row tracking, whose entries depend on latest)
               snapshot-<latest+1> exists already -> lost before writing anything else
               base list  = latest's base + delta manifests, small ones merged
               [index changes: index manifest = previous entries combined with them]
@@ -55,6 +58,7 @@ from paimon_pyspark.commit.overwrite import (
     partition_spec,
     upgrade_for_overwrite,
 )
+from paimon_pyspark.commit.row_tracking import assign_row_tracking
 from paimon_pyspark.errors import (
     CommitConflictError,
     CommitError,
@@ -116,6 +120,8 @@ class CommitSettings:
     deletion_vectors: bool = False
     schema_id: int = 0
     """The schema the table was loaded with: the commit stamps the latest one from there on."""
+    row_tracking: bool = False
+    """``row-tracking.enabled``: new files get row ids at commit (commit/row_tracking.py)."""
 
 
 class FileStoreCommit:
@@ -511,8 +517,9 @@ class FileStoreCommit:
                     f"Table '{s.table_name}': commit failed after {s.max_retries} retries; "
                     f"{reason}. Nothing was committed."
                 ) from last_error
-            wait = min(s.min_retry_wait_ms * (2**retry), s.max_retry_wait_ms)
-            time.sleep(random.uniform(s.min_retry_wait_ms, max(wait, s.min_retry_wait_ms)) / 1000.0)
+            # Java's RetryWaiter: min wait doubled per earlier retry, capped, plus up to a fifth
+            wait = min(s.min_retry_wait_ms * 2 ** (retry - 1), s.max_retry_wait_ms)
+            time.sleep((wait + random.randrange(max(1, int(wait * 0.2)))) / 1000.0)
 
     def _latest_schema_id(self) -> int:
         """The id of the table's latest schema, which the new snapshot records.
@@ -651,9 +658,14 @@ class FileStoreCommit:
         else:
             merge_entries(delta)  # a delta alone must be consistent
 
+        next_row_id = (latest.next_row_id or 0) if latest else 0
+        source, row_key = delta, None
+        if s.row_tracking:  # from this attempt's base: a retry numbers the rows again
+            row_key = ((latest.id + 1) if latest else 1, next_row_id)
+            next_row_id, delta = assign_row_tracking(s.table_name, *row_key, delta)
         pf = PathFactory(s.table_path)
         # Reused by every attempt, so written before the check below.
-        delta_list, delta_size = self._delta_manifests(delta, schema_id, pf)
+        delta_list, delta_size = self._delta_manifests(delta, schema_id, pf, source, row_key)
         if latest is not None and self.snapshots.snapshot_exists(latest.id + 1):
             return None  # taken while this attempt read: lost before writing anything for it
         written: list[str] = []
@@ -693,7 +705,7 @@ class FileStoreCommit:
                 statistics=latest.statistics
                 if latest is not None and latest.schema_id == schema_id
                 else None,
-                next_row_id=(latest.next_row_id or 0) if latest else 0,
+                next_row_id=next_row_id,
                 properties={
                     COMMITTED_IDENTIFIERS_PROPERTY: with_identifier(
                         self.snapshots.identifier_record(latest), self.commit_user, identifier
@@ -730,13 +742,27 @@ class FileStoreCommit:
         return None
 
     def _delta_manifests(
-        self, delta: list[ManifestEntry], schema_id: int, pf: PathFactory
+        self,
+        delta: list[ManifestEntry],
+        schema_id: int,
+        pf: PathFactory,
+        source: list[ManifestEntry] | None = None,
+        row_key: tuple[int, int] | None = None,
     ) -> tuple[str, int]:
         """The delta manifest list of ``delta``: written once per commit and reused by every
         attempt that commits the same entries (an append's do not depend on the latest
-        snapshot), so an attempt that lost the race rewrites only the base list."""
+        snapshot), so an attempt that lost the race rewrites only the base list. With row
+        tracking ``delta`` is ``source`` numbered for ``row_key`` (snapshot id, first row id):
+        the same pair gives the same entries, so an attempt after an uncertain publish of that
+        snapshot reuses (never deletes) the manifests the publish may refer to."""
+        source = delta if source is None else source
         cached = self._delta
-        if cached is not None and cached.entries is delta and cached.schema_id == schema_id:
+        if (
+            cached is not None
+            and cached.entries is source
+            and cached.schema_id == schema_id
+            and cached.row_key == row_key
+        ):
             return cached.list_name, cached.list_size
         self._drop_delta()
         s = self.settings
@@ -746,7 +772,8 @@ class FileStoreCommit:
         except BaseException:
             self.manifests.delete_quietly([m.file_name for m in metas])
             raise
-        self._delta = _DeltaFiles(delta, schema_id, name, size, [m.file_name for m in metas])
+        files = [m.file_name for m in metas]
+        self._delta = _DeltaFiles(source, schema_id, name, size, files, row_key)
         return name, size
 
     def _drop_delta(self) -> None:
@@ -789,6 +816,7 @@ class _DeltaFiles:
     list_name: str
     list_size: int
     files: list[str]
+    row_key: tuple[int, int] | None = None
 
 
 class _UncertainPublish(Exception):
@@ -803,6 +831,7 @@ class _UncertainPublish(Exception):
 def new_store_commit(store: FileStore, commit_user: str) -> FileStoreCommit:
     """The commit of ``store``'s snapshots for ``commit_user`` (Java's FileStore.newCommit)."""
     o = store.options
+    o.check_changelog_writable("a commit")
     settings = CommitSettings(
         table_name=store.name,
         table_path=store.path,
@@ -825,6 +854,7 @@ def new_store_commit(store: FileStore, commit_user: str) -> FileStoreCommit:
         num_levels=o.num_levels,
         deletion_vectors=o.deletion_vectors_enabled,
         schema_id=store.table_schema.id,
+        row_tracking=o.row_tracking_enabled,
     )
     return FileStoreCommit(
         settings, commit_user, store.snapshot_manager, store.schema_manager, store.manifest_io

@@ -19,24 +19,33 @@ packed by the index file holding their vectors, so that no two tasks rewrite one
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
 from paimon_pyspark.io.data_file import DataFileSettings
 from paimon_pyspark.mergetree.compact_settings import CompactSettings
+from paimon_pyspark.read.row_tracking import ROW_ID, SEQUENCE_NUMBER, with_tracking
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.deletion_vector import DeletionVector
 from paimon_pyspark.spec.manifest import IndexManifestEntry
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.store.deletion_vectors import dv_index_entries, index_handler_of
+from paimon_pyspark.store.external_paths import data_file_path
 from paimon_pyspark.store.paths import PathFactory
+from paimon_pyspark.types.arrow import to_arrow_schema
 from paimon_pyspark.write.append_dv import (
     AppendDvMaintainer,
     IndexChanges,
     UnawareAppendDvMaintainer,
     restore_append_dv,
 )
+from paimon_pyspark.write.append_writer import ExtraColumns
 from paimon_pyspark.write.append_writer import rewrite_append_files as rewrite_files
 from paimon_pyspark.write.compact_manager import FULL_COMPACT_MIN_FILE, full_rewrite, minor_window
 
@@ -193,21 +202,54 @@ def rewrite_append_files(
     path_factory = PathFactory(table.path)
     bucket_path = path_factory.bucket_path(rel, bucket)
     settings = DataFileSettings.of(table, primary_key=False)
+    extra = None
+    if table.options.row_tracking_enabled:
+        settings, extra = _with_row_tracking(table, settings, bucket_path)
     if not table.options.deletion_vectors_enabled:
-        return rewrite_files(settings, table, bucket_path, path_factory, files), IndexChanges()
+        after = rewrite_files(settings, table, bucket_path, path_factory, files, None, extra)
+        return after, IndexChanges()
     dv = restore_append_dv(table, table.snapshot_manager.latest(), partition, bucket)
     vectors: dict[str, DeletionVector] = {}
     for f in files:
         found = dv.deletion_vector_of(f.file_name)
         if found is not None:
             vectors[f.file_name] = found
-    after = rewrite_files(settings, table, bucket_path, path_factory, files, vectors)
+    after = rewrite_files(settings, table, bucket_path, path_factory, files, vectors, extra)
     for f in files:
         dv.notify_removed_deletion_vector(f.file_name)
     try:
         changes = dv.persist(path_factory)
     except BaseException:
         for f in after:
-            table.file_io.delete_quietly(f"{bucket_path}/{f.file_name}")
+            table.file_io.delete_quietly(data_file_path(table.external_paths, bucket_path, f))
         raise
     return after, changes
+
+
+def _with_row_tracking(
+    table: FileStore, settings: DataFileSettings, bucket_path: str
+) -> tuple[DataFileSettings, ExtraColumns]:
+    """A compaction of a row-tracking table writes each row's ``_ROW_ID`` and
+    ``_SEQUENCE_NUMBER`` as two more NOT NULL columns, so they survive the rewrite (Java's
+    compactions set the write type to SpecialFields.rowTypeWithRowTracking: CompactProcedure,
+    AppendTableCompactor). The values are those a read gives (read/row_tracking.py), taken at
+    the positions of the rows a deletion vector keeps."""
+    wanted = [ROW_ID, SEQUENCE_NUMBER]
+    fields = [*settings.fields, *wanted]
+    wider = dataclasses.replace(settings, fields=fields, arrow_schema=to_arrow_schema(fields))
+    whole: dict[str, pa.Table] = {}
+
+    def columns(f: DataFileMeta, positions: npt.NDArray[np.int64], rows: pa.Table) -> pa.Table:
+        ids = whole.get(f.file_name)
+        if ids is None:  # one file at a time: both columns of all its rows (16 bytes a row)
+            whole.clear()
+            empty = pa.table({"_": pa.nulls(f.row_count)})
+            ids = with_tracking(table, bucket_path, f, empty, wanted, 0).drop_columns(["_"])
+            whole[f.file_name] = ids
+        taken = ids.take(pa.array(positions))
+        for w in wanted:
+            field = pa.field(w.name, pa.int64(), nullable=False)
+            rows = rows.append_column(field, taken.column(w.name))
+        return rows
+
+    return wider, columns

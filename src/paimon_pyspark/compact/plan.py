@@ -28,6 +28,7 @@ from paimon_pyspark.mergetree.compaction import (
     lookup_compaction_supported,
     strategy_of,
 )
+from paimon_pyspark.mergetree.record_expire import RecordLevelExpire
 from paimon_pyspark.mergetree.universal import Levels, key_order, pick_full_compaction, pick_minor
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
@@ -35,6 +36,7 @@ from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.manifest import IndexFileMeta, ManifestEntry
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
+from paimon_pyspark.store.external_paths import data_file_path
 from paimon_pyspark.store.latest_plan import plan_latest
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.types.data_types import DataType
@@ -249,8 +251,13 @@ def _kv_has_work(
     runs = levels.level_sorted_runs()
     if full:
         with_vector = {r.data_file_name for m in dv_index for r in m.dv_ranges or ()}
+        expire = RecordLevelExpire.create(table)
         unit = pick_full_compaction(
-            levels.num_levels, runs, s.force_rewrite_all_files, with_vector.__contains__
+            levels.num_levels,
+            runs,
+            s.force_rewrite_all_files,
+            with_vector.__contains__,
+            expire.is_expire_file if expire is not None else None,
         )
         return unit is not None
     return pick_minor(strategy_of(s), levels.num_levels, runs) is not None
@@ -303,7 +310,7 @@ def _delete_outputs(
     path = table.bucket_path(task.partition_values, task.bucket)
     for f in after:
         if f.file_name not in inputs:
-            table.file_io.delete_quietly(f"{path}/{f.file_name}")
+            table.file_io.delete_quietly(data_file_path(table.external_paths, path, f))
 
 
 def written_only(message: CommitMessage) -> CommitMessage:

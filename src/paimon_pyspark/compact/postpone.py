@@ -70,6 +70,7 @@ from paimon_pyspark.spec.manifest import IndexFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET, BucketMode
+from paimon_pyspark.store.external_paths import data_file_path
 from paimon_pyspark.store.latest_plan import plan_latest
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.store.postpone import known_num_buckets, order_postpone_files
@@ -208,7 +209,9 @@ def split_partition(table: FileStore, part: PostponePartition) -> dict[int, pa.T
 def group_by_bucket(table: FileStore, rows: pa.Table, num_buckets: int) -> dict[int, pa.Table]:
     """``rows`` grouped by the bucket their key hashes to among ``num_buckets``, order kept."""
     key_types = [table.table_schema.field(k).type for k in table.bucket_keys]
-    assigner = FixedBucketAssigner(key_types, num_buckets)
+    assigner = FixedBucketAssigner(
+        key_types, num_buckets, table.options.bucket_function_type, table.name
+    )
     buckets = assigner.assign([rows.column(k) for k in table.bucket_keys])
     order = np.argsort(buckets, kind="stable")
     ordered = buckets[order]
@@ -269,7 +272,7 @@ def _delete(table: FileStore, task: CompactTask, files: Sequence[DataFileMeta]) 
     rel = table.partition_rel_path(list(task.partition_values))
     bucket_path = PathFactory(table.path).bucket_path(rel, task.bucket)
     for f in files:
-        table.file_io.delete_quietly(f"{bucket_path}/{f.file_name}")
+        table.file_io.delete_quietly(data_file_path(table.external_paths, bucket_path, f))
 
 
 # --- rescale --------------------------------------------------------------------------------

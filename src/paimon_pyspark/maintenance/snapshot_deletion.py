@@ -38,7 +38,7 @@ from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.store.index_io import IndexFileHandler
-from paimon_pyspark.store.path_checks import is_table_path, name_problem
+from paimon_pyspark.store.path_checks import external_io_path, is_table_path, name_problem
 from paimon_pyspark.store.paths import bucket_dir
 
 if TYPE_CHECKING:
@@ -128,8 +128,11 @@ class SnapshotDeletion:
         return list(out.values())
 
     def data_file_path(self, e: ManifestEntry) -> str:
+        """Where the entry's file lies: its external path as a FileIO path when under one of
+        the table's configured roots; any other external path as it is, which
+        :meth:`delete_file` then skips (it is outside the table)."""
         if e.file.external_path:
-            return e.file.external_path
+            return external_io_path(self.store, e.file.external_path) or e.file.external_path
         return os.path.join(self.bucket_path(e.partition, e.bucket), e.file.file_name)
 
     def bucket_path(self, partition: bytes, bucket: int) -> str:

@@ -25,6 +25,7 @@ from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.split_codec import decode_splits, encode_splits
 from paimon_pyspark.read.table_read import TableRead
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.store.external_paths import planned_file_path
 
 
 class RayDatasource(Datasource):
@@ -66,7 +67,9 @@ class RayDatasource(Datasource):
             metadata = BlockMetadata(
                 num_rows=rows,
                 size_bytes=sum(_size(s) for s in chunk) or None,
-                input_files=tuple(f"{s.bucket_path}/{f.file_name}" for s in chunk for f in s.files),
+                input_files=tuple(
+                    planned_file_path(s.bucket_path, f) for s in chunk for f in s.files
+                ),
                 exec_stats=None,
             )
             read_fn = partial(read_splits, read, encode_splits(chunk))

@@ -16,9 +16,10 @@ from paimon_pyspark.read.nested_projection import (
     resolve_projection,
 )
 from paimon_pyspark.read.predicate import Predicate, PredicateBuilder, check_fields
+from paimon_pyspark.read.row_tracking import tracking_fields
 from paimon_pyspark.read.scan import TableScan
 from paimon_pyspark.read.table_read import TableRead
-from paimon_pyspark.types.data_types import RowType
+from paimon_pyspark.types.data_types import DataField, RowType
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
@@ -49,14 +50,16 @@ class ReadBuilder:
                 f"Table '{self.store.name}': ReadBuilder.with_projection(projection) takes "
                 f"field names, got {describe(bad[0])}."
             )
-        unknown = [n for n in projection if n not in self.store.field_names and "." not in n]
+        fields = self._fields(projection)
+        known = {f.name for f in fields}
+        unknown = [n for n in projection if n not in known and "." not in n]
         if unknown:
             raise PredicateError(
                 f"Table '{self.store.name}': projected fields {unknown} do not exist "
                 f"(fields: {self.store.field_names})."
             )
-        if is_nested(projection, self.store.fields):
-            resolve_projection(self.store.fields, projection, self.store.name)
+        if is_nested(projection, fields):
+            resolve_projection(fields, projection, self.store.name)
         self._projection = list(projection)
         return self
 
@@ -116,15 +119,16 @@ class ReadBuilder:
     def read_type(self) -> RowType:
         """The fields of the rows read (a projected ROW subfield named as its column)."""
         names = self._projection or self.store.field_names
-        columns = resolve_projection(self.store.fields, names, self.store.name)
+        columns = resolve_projection(self._fields(names), names, self.store.name)
         return RowType(tuple(c.field for c in columns))
 
     def new_scan(self) -> TableScan:
+        self.store.options.check_batch_scan_mode()
         return TableScan(self.store, self._filter(), self._limit)
 
     def new_read(self) -> TableRead:
         projection = self._projection
-        if projection is not None and is_nested(projection, self.store.fields):
+        if projection is not None and is_nested(projection, self._fields(projection)):
             return NestedTableRead(self.store, projection, self._filter(), self._limit)
         return TableRead(self.store, projection, self._filter(), self._limit)
 
@@ -133,6 +137,11 @@ class ReadBuilder:
         projection, limit, the pruning funnel and the splits' shape, from manifests only;
         ``verbose`` lists every split. ``str()`` of the result renders it."""
         return explain(self.store, self._filter(), self._projection, self._limit, verbose)
+
+    def _fields(self, names: list[str]) -> list[DataField]:
+        """The table's fields and the row-tracking fields (``_ROW_ID``, ``_SEQUENCE_NUMBER``)
+        among ``names`` that a row-tracking table offers (read/row_tracking.py)."""
+        return [*self.store.fields, *tracking_fields(self.store, names)]
 
     def _filter(self) -> Predicate | None:
         given = [p for p in (self._partition_filter, self._predicate) if p is not None]

@@ -48,6 +48,7 @@ from paimon_pyspark.read.arrow_stream import SplitStream
 from paimon_pyspark.read.incremental import DELTA, DIFF, added_records, diff_rows, incremental_mode
 from paimon_pyspark.read.kv_read import final_file, merge_read, raw_convertible
 from paimon_pyspark.read.predicate import CompoundPredicate, Predicate, PredicateBuilder
+from paimon_pyspark.read.row_tracking import tracking_fields, with_tracking
 from paimon_pyspark.read.scan import DataSplit, Plan, TableScan
 from paimon_pyspark.read.store_ref import (
     PlainPredicate,
@@ -96,7 +97,8 @@ class TableRead:
         self.projection = list(projection) if projection is not None else table.field_names
         self.predicate = predicate
         self.limit = limit
-        by_name = {f.name: f for f in table.fields}
+        self._tracking = tracking_fields(table, self.projection)
+        by_name = {f.name: f for f in (*table.fields, *self._tracking)}
         self.output_fields = [by_name[n] for n in self.projection]
         needed = set(self.projection) | (predicate.fields() if predicate else set())
         self.read_fields = [f for f in table.fields if f.name in needed]
@@ -377,20 +379,32 @@ class TableRead:
         rows = split.file_rows(f)  # a with_slice split reads part of a file
         if rows is not None:
             first_row = rows[0]
-        if not fields and constants and row_group is None:  # the row count is all it takes
+        tracking = self._tracking
+        if not fields and constants and row_group is None and not tracking:  # a count will do
             count = f.row_count if rows is None else rows[1] - rows[0]
             if vector is not None:
                 count = int(vector.keep_mask(count, first_row).sum())
             table = with_constants(pa.table({}), self.read_fields, constants, count)
             return self._filtered(split, table).select(self.projection)
-        table = read_data_file(self.table, split.bucket_path, f, fields, row_group=row_group)
+        if fields or not tracking:
+            table = read_data_file(self.table, split.bucket_path, f, fields, row_group=row_group)
+        else:  # only row-tracking (and partition) columns: no column of the file is decoded
+            count = f.row_count if row_group is None else self._group_rows(split, f, row_group)
+            table = pa.table({_KEEP: pa.nulls(count)}).drop_columns([_KEEP])
         if rows is not None:
             table = table.slice(rows[0], rows[1] - rows[0])
+        table = with_tracking(
+            self.table, split.bucket_path, f, table, tracking, first_row, row_group
+        )
         keep = kept_rows(vector, table.num_rows, first_row)
         if keep is not None and self._row_filter(split) is None:
             table, keep = table.filter(pa.array(keep)), None
-        table = with_constants(table, self.read_fields, constants)
+        table = with_constants(table, [*self.read_fields, *tracking], constants)
         return self._filtered(split, table, keep).select(self.projection)
+
+    def _group_rows(self, split: DataSplit, f: DataFileMeta, row_group: int) -> int:
+        groups = row_group_rows(self.table, split.bucket_path, f)
+        return f.row_count if groups is None else groups[row_group]
 
     def _vector(
         self, split: DataSplit, f: DataFileMeta, deletion: DeletionFile | DeletionVector | None

@@ -308,7 +308,8 @@ class WriteJob:
         record's files are deleted, and an attempt still running removes its own."""
         table = self.ref.load()
         messages = [m for r in results for m in r.messages]
-        if not table.primary_keys:
+        if not table.primary_keys and not table.options.row_tracking_enabled:
+            # (a row-tracking commit gives each task's first file the snapshot id, as Java's)
             messages = renumber_shared_buckets(messages)
         merged = MergedIndex(messages)
         if self.agreed_buckets is not None:

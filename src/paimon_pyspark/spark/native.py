@@ -54,6 +54,7 @@ from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.deletion_vector import DeletionVector
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.store.deletion_vectors import DeletionFile, dv_index_of
+from paimon_pyspark.store.external_paths import planned_file_path
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.types.arrow import to_arrow_type
 from paimon_pyspark.types.data_types import AtomicType, TimestampType
@@ -275,7 +276,7 @@ def _files_frame(
     for split in splits:
         deletions = split.deletion_files or (None,) * len(split.files)
         for f, deletion in zip(split.files, deletions, strict=True):
-            path = f"{split.bucket_path}/{f.file_name}"
+            path = planned_file_path(split.bucket_path, f)
             if deletion is None or deletion.cardinality == 0:
                 plain.append(f"file://{path}")
             elif deletion.cardinality is None or deletion.cardinality < f.row_count:

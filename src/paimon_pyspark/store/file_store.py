@@ -23,6 +23,7 @@ from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.external_paths import ExternalPaths, external_paths_of
 from paimon_pyspark.store.managers import SchemaManager, SnapshotManager
 from paimon_pyspark.store.manifest_io import ManifestIO
 from paimon_pyspark.store.paths import bucket_dir, partition_path, partition_value_string
@@ -90,6 +91,13 @@ class FileStore:
         return list(self.table_schema.primary_keys)
 
     @cached_property
+    def external_paths(self) -> ExternalPaths | None:
+        """``data-file.external-paths`` (store/external_paths.py). Checked on first use, by a
+        read or a write, as Java builds its path factory: a table whose roots are wrong still
+        loads, so ALTER TABLE can correct them."""
+        return external_paths_of(self.options.options, self.file_io, self.path, self.name)
+
+    @cached_property
     def partition_types(self) -> list[DataType]:
         return [f.type for f in self.table_schema.partition_fields()]
 
@@ -150,13 +158,27 @@ class FileStore:
     def check_writable(self) -> None:
         """Append tables (unaware or fixed buckets) and fixed-bucket PK tables are written."""
         self._check_primary_key_table("writing to")
+        self.options.check_changelog_writable("writing")
+        self.options.check_files_writable("writing")
         if not self.primary_keys:
-            for key in (opts.ROWKIND_FIELD, opts.SEQUENCE_FIELD):
+            # an append table orders upserts by sequence.field (RewriteUpsertTable); set,
+            # even emptied by a dynamic option (the writers under an upsert), it is allowed
+            upsert = self.options.get(opts.UPSERT_KEY) is not None
+            for key in (opts.ROWKIND_FIELD, *(() if upsert else (opts.SEQUENCE_FIELD,))):
                 if self.options.get(key):
                     raise UnsupportedOptionError(
                         f"Table '{self.name}': option '{key}' applies to primary-key tables "
                         "only; this table has no primary key."
                     )
+            buffered = (self.options.get("write-buffer-for-append") or "").strip().lower()
+            if buffered == "true" and not self.options.write_buffer_spillable:
+                # Java's AppendOnlyWriter then closes a file whenever its buffer fills
+                raise UnsupportedOptionError(
+                    f"Table '{self.name}': option 'write-buffer-for-append' = 'true' with "
+                    "'write-buffer-spillable' = 'false' makes Java close an append file whenever "
+                    "the write buffer fills; here append files roll at target-file-size only. "
+                    "Unset one of them."
+                )
 
     def _check_primary_key_table(self, action: str) -> None:
         if not self.primary_keys:

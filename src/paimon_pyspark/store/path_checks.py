@@ -11,7 +11,10 @@ both as they come; we check them where they enter:
   InvalidCommitMessageError before anything is written or deleted;
 - manifests and snapshots on disk (another engine's, or tampered with): a read refuses a data
   file whose name is not bare (CorruptTableError), and expiry deletes only bare names and paths
-  inside the table (:func:`is_inside`), skipping any other entry with a warning.
+  inside the table (:func:`is_inside`), skipping any other entry with a warning;
+- external paths (``data-file.external-paths``): a commit message's or a manifest's must lie
+  under one of the table's configured roots (store/external_paths.py); a read raises
+  ExternalPathError for any other, expiry skips it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import struct
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from paimon_pyspark.errors import InvalidCommitMessageError, PaimonError
+from paimon_pyspark.errors import ExternalPathError, InvalidCommitMessageError, PaimonError
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement, DataIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
@@ -66,15 +69,28 @@ def is_inside(path: str, root: str) -> bool:
 
 
 def external_roots(store: FileStore) -> tuple[str, ...]:
-    """The directories of the table's ``data-file.external-paths``: none, since options.py
-    refuses that option as unsupported; an external path is never one of the table's yet."""
-    return ()
+    """The directories (FileIO paths) of the table's ``data-file.external-paths`` on its own
+    filesystem (store/external_paths.py); none when the option is unset."""
+    paths = store.external_paths
+    return () if paths is None else paths.allowed
 
 
 def is_table_path(store: FileStore, path: str) -> bool:
-    """Whether ``path`` is a file the table may delete: under its directory or an external
-    root."""
+    """Whether ``path`` (a FileIO path) is a file the table may delete: under its directory
+    or an external root."""
     return any(is_inside(path, root) for root in (store.path, *external_roots(store)))
+
+
+def external_io_path(store: FileStore, uri: str) -> str | None:
+    """The FileIO path of an external path a manifest records, or None when it lies under
+    none of the table's configured roots."""
+    paths = store.external_paths
+    if paths is None:
+        return None
+    try:
+        return paths.check_uri(uri, "a file")
+    except ExternalPathError:
+        return None
 
 
 def check_commit_messages(store: FileStore, messages: Iterable[object]) -> None:
@@ -153,7 +169,7 @@ def _check_name(store: FileStore, name: object, what: str) -> None:
 def _check_external(store: FileStore, roots: Sequence[str], path: object, what: str) -> None:
     if path is None:
         return
-    if not isinstance(path, str) or not any(is_inside(path, root) for root in roots):
+    if not isinstance(path, str) or external_io_path(store, path) is None:
         configured = ", ".join(roots) or "none is configured"
         _refuse(
             store,

@@ -32,6 +32,7 @@ from paimon_pyspark.read.store_ref import StoreRef
 from paimon_pyspark.read.stream_scan import StreamReadBuilder
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.external_paths import ExternalPaths
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.managers import SchemaManager
 from paimon_pyspark.store.manifest_io import ManifestIO
@@ -125,6 +126,11 @@ class FileStoreTable:
     @property
     def bucket_keys(self) -> list[str]:
         return self.store.bucket_keys
+
+    @property
+    def external_paths(self) -> ExternalPaths | None:
+        """``data-file.external-paths`` (store/external_paths.py), None when unset."""
+        return self.store.external_paths
 
     @cached_property
     def snapshot_manager(self) -> TableSnapshotManager:

@@ -10,7 +10,7 @@ written back, numbered from the first file's lowest sequence number.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,9 @@ from paimon_pyspark.write.append_dv import live_positions
 from paimon_pyspark.write.bucket_writer import BufferedBucketWriter
 
 REWRITE_BATCH_ROWS = 65_536
+
+ExtraColumns = Callable[[DataFileMeta, npt.NDArray[np.int64], pa.Table], pa.Table]
+"""Rows of a file (and their positions in it) -> the rows with more columns appended."""
 
 
 class AppendWriter(BufferedBucketWriter):
@@ -72,12 +75,18 @@ def rewrite_append_files(
     path_factory: PathFactory,
     files: Sequence[DataFileMeta],
     deletion_vectors: Mapping[str, DeletionVector] | None = None,
+    extra_columns: ExtraColumns | None = None,
 ) -> list[DataFileMeta]:
     """Read ``files`` in the given order (each mapped to the current schema) and write their
     rows into new COMPACT files, without the rows ``deletion_vectors`` (data file name ->
     vector) delete; files are read ``REWRITE_BATCH_ROWS`` rows at a time, so memory
     stays near one batch plus one flush buffer. On any failure the files written so far are
-    removed before the error propagates."""
+    removed before the error propagates.
+
+    ``extra_columns`` appends the columns ``settings.fields`` holds beyond the table's (a
+    row-tracking table's ``_ROW_ID`` and ``_SEQUENCE_NUMBER``, from each row's file and
+    position); the new files then name all their columns in ``write_cols``, as Java's
+    writer given a wider write type does (BaseAppendFileStoreWrite.withWriteType)."""
     if not files:
         return []
     writer = AppendWriter(settings, bucket_path, path_factory, files[0].min_sequence_number)
@@ -85,7 +94,10 @@ def rewrite_append_files(
     try:
         for f in files:
             dv = (deletion_vectors or {}).get(f.file_name)
-            for rows, _ in live_positions(store, bucket_path, f, fields, dv, REWRITE_BATCH_ROWS):
+            batches = live_positions(store, bucket_path, f, fields, dv, REWRITE_BATCH_ROWS)
+            for rows, positions in batches:
+                if extra_columns is not None:
+                    rows = extra_columns(f, positions, rows)
                 writer.write(rows)
                 if writer.buffered_bytes >= writer.flush_threshold:
                     writer.flush()
@@ -93,4 +105,7 @@ def rewrite_append_files(
     except BaseException:
         writer.abort()
         raise
-    return [dataclasses.replace(f, file_source=FILE_SOURCE_COMPACT) for f in written]
+    cols = tuple(f.name for f in settings.fields) if extra_columns is not None else None
+    return [
+        dataclasses.replace(f, file_source=FILE_SOURCE_COMPACT, write_cols=cols) for f in written
+    ]

@@ -41,6 +41,7 @@ from paimon_pyspark.store.deletion_vectors import (
     dv_index_of,
     index_handler_of,
 )
+from paimon_pyspark.store.external_paths import data_file_path
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.write.append_dv import (
@@ -123,7 +124,8 @@ class WriteCompaction(ABC):
         self._after += after
 
     def _delete(self, f: DataFileMeta) -> None:
-        self.store.file_io.delete_quietly(f"{self.bucket_path}/{f.file_name}")
+        path = data_file_path(self.store.external_paths, self.bucket_path, f)
+        self.store.file_io.delete_quietly(path)
 
 
 class MergeTreeWriteCompaction(WriteCompaction):
@@ -431,7 +433,7 @@ def compact_written_buckets(
             path = _bucket_path(store, m)
             for f in m.compact_increment.compact_after:
                 if f.file_name not in inputs:
-                    store.file_io.delete_quietly(f"{path}/{f.file_name}")
+                    store.file_io.delete_quietly(data_file_path(store.external_paths, path, f))
         delete_written_index_files(store, messages)
         raise
     return messages

@@ -4,7 +4,9 @@ A task of a distributed write (Spark's ``format("paimon")``, a Ray Data write) g
 itself: several tasks may write one bucket. Each writes with ``sequence_slot`` = (task index,
 ``SHARED_BUCKET_STRIDE``), so the records of a primary-key bucket never share a sequence number
 and no task compacts a bucket at its commit (TableWrite). Append data files hold no sequence
-column, so their metadata is renumbered before the commit instead.
+column, so their metadata is renumbered before the commit instead; not on a row-tracking
+table, whose commit gives each task's first file the snapshot id as its sequence numbers, as
+it does Java's tasks' (commit/row_tracking.py).
 """
 
 from __future__ import annotations
