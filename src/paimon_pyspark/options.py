@@ -14,7 +14,13 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from paimon_pyspark import options_ledger as ledger
 from paimon_pyspark.errors import OptionError, UnsupportedOptionError
+from paimon_pyspark.spec import file_index
+from paimon_pyspark.spec.java_quantity import parse_memory_size as parse_memory_size
+from paimon_pyspark.spec.java_quantity import quantity as _quantity
+from paimon_pyspark.spec.java_quantity import too_many_digits as _big
+from paimon_pyspark.spec.java_quantity import where as _where
 
 BUCKET = "bucket"
 BUCKET_KEY = "bucket-key"
@@ -40,6 +46,8 @@ INCREMENTAL_BETWEEN_SCAN_MODE = "incremental-between-scan-mode"
 INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT = "incremental-between-tag-to-snapshot"
 INCREMENTAL_TO_AUTO_TAG = "incremental-to-auto-tag"
 INCREMENTAL_KEYS = (INCREMENTAL_BETWEEN, INCREMENTAL_BETWEEN_TIMESTAMP)
+SCAN_MODE = "scan.mode"
+UNSUPPORTED_SCAN_MODES = ("compacted-full", "from-creation-timestamp", "from-file-creation-time")
 SCAN_START_KEYS = (*TIME_TRAVEL_KEYS, *INCREMENTAL_KEYS)
 """Every option that chooses what a batch scan reads (Java's startup modes): at most one."""
 COMMIT_MAX_RETRIES = "commit.max-retries"
@@ -95,22 +103,27 @@ DELETION_VECTORS_BITMAP64 = "deletion-vectors.bitmap64"
 DELETION_VECTORS_MODIFIABLE = "deletion-vectors.modifiable"
 DELETION_VECTOR_INDEX_FILE_TARGET_SIZE = "deletion-vector.index-file.target-size"
 SNAPSHOT_EXPIRE_CLEAN_EMPTY_DIRECTORIES = "snapshot.expire.clean-empty-directories"
+FILE_INDEX_IN_MANIFEST_THRESHOLD = "file-index.in-manifest-threshold"
+FILE_INDEX_READ_ENABLED = "file-index.read.enabled"
+BUCKET_FUNCTION_TYPE = "bucket-function.type"
+ROW_TRACKING_ENABLED = "row-tracking.enabled"
 JAVA_INT_MIN = -(2**31)
 JAVA_INT_MAX = 2**31 - 1
 JAVA_LONG_MIN = -(2**63)
 JAVA_LONG_MAX = 2**63 - 1
 
+CHANGELOG_PRODUCER = "changelog-producer"
+UPSERT_KEY = "upsert-key"
+RECORD_LEVEL_EXPIRE_TIME = "record-level.expire-time"
+RECORD_LEVEL_TIME_FIELD = "record-level.time-field"
+CHANGELOG_PRODUCERS = ("none", "input", "lookup", "full-compaction")
 # Options whose non-default value changes the data or its reading and is not implemented yet.
 _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
-    "changelog-producer": {"none"},
     # gentle: level 0 is pushed up only now and then (Java's LookupCompactMode); we always do
     "lookup-compact": {"radical"},
-    "row-tracking.enabled": {"false"},
     "data-evolution.enabled": {"false"},
-    "bucket-function.type": {"default"},
     "file.suffix.include.compression": {"false"},
     "metadata.stats-dense-store": {"true"},
-    "ignore-update-before": {"false"},
     # Java's spill codecs; Arrow IPC, which our spill files are, has no LZO
     SPILL_COMPRESSION: {"zstd", "lz4", "none"},
     # Both came after Java 1.4.2 (which ignores them). Rolling by row count needs the limit
@@ -119,20 +132,10 @@ _UNSUPPORTED_UNLESS: dict[str, set[str]] = {
     TARGET_FILE_ROW_NUM: {str(2**63 - 1)},
     PRIMARY_KEY_NULLABLE: {"false"},
 }
-_UNSUPPORTED_KEYS = {
-    "partial-update.remove-record-on-sequence-group",
-    "data-file.external-paths",
-    "data-file.path-directory",
-    "record-level.expire-time",
-    "scan.watermark",
-    "scan.file-creation-time-millis",
-    "scan.bounded.watermark",
-    INCREMENTAL_TO_AUTO_TAG,  # needs Java's tag.creation-period naming of auto tags
-    "scan.manifest.parallelism",
-    "index-file-in-data-file-dir",
-    "global-index.external-path",
-}
-_UNSUPPORTED_PREFIXES = ("file-index.", "fields.", "blob", "vector.", "lookup.", "changelog.")
+# Every other refused key (a value other than Java's default) is refused by the options
+# ledger (options_ledger.py, docs/options.md); these by key, whatever their value.
+_UNSUPPORTED_KEYS: set[str] = set()
+_UNSUPPORTED_PREFIXES = ("fields.",)
 # Options that change which files a compaction picks; refused by compaction only (Java's
 # defaults, off-peak hours of -1 and a ratio of 0, are accepted: they change nothing).
 _COMPACTION_UNSUPPORTED = (
@@ -151,8 +154,20 @@ AGG_FUNCTION = "aggregate-function"
 IGNORE_RETRACT = "ignore-retract"
 LIST_AGG_DELIMITER = "list-agg-delimiter"
 DISTINCT = "distinct"
+NESTED_KEY = "nested-key"
+COUNT_LIMIT = "count-limit"
+MERGE_MAP_TS_FIELD = "ts-field"
 SEQUENCE_GROUP = "sequence-group"
-MERGE_FIELD_OPTION_SUFFIXES = (AGG_FUNCTION, IGNORE_RETRACT, LIST_AGG_DELIMITER, DISTINCT)
+MERGE_FIELD_OPTION_SUFFIXES = (
+    AGG_FUNCTION,
+    IGNORE_RETRACT,
+    LIST_AGG_DELIMITER,
+    DISTINCT,
+    NESTED_KEY,
+    COUNT_LIMIT,
+    MERGE_MAP_TS_FIELD,
+    SEQUENCE_GROUP,
+)
 SEQUENCE_FIELD_SORT_ORDER = "sequence.field.sort-order"
 IGNORE_DELETE_KEYS = (
     "ignore-delete",
@@ -309,6 +324,18 @@ class CoreOptions:
             f"read; set only one ({java})."
         )
 
+    def check_batch_scan_mode(self) -> None:
+        """Refuse a ``scan.mode`` a batch read would not honour (Java's compacted-full reads the
+        latest COMPACT snapshot, the creation-time modes filter files); the other modes read
+        what the time-travel and incremental keys choose, as here."""
+        raw = self.options.get(SCAN_MODE) or self.options.get("log.scan") or "default"
+        if raw.strip().lower() in UNSUPPORTED_SCAN_MODES:
+            raise UnsupportedOptionError(
+                f"{_where(self.table)}option '{SCAN_MODE}' = '{raw}' is a startup mode "
+                "paimon_pyspark does not implement; unset it, or read a snapshot with "
+                f"'{SCAN_SNAPSHOT_ID}' or '{SCAN_TIMESTAMP_MILLIS}'."
+            )
+
     @property
     def rowkind_field(self) -> str | None:
         """The string column whose value (+I, -U, +U, -D) is each row's kind (PK tables)."""
@@ -393,6 +420,31 @@ class CoreOptions:
         return self._int(NUM_LEVELS, _saturated(self.num_sorted_run_compaction_trigger + 1))
 
     @property
+    def bucket_function_type(self) -> str:
+        """How a fixed bucket is chosen from the bucket key: default (BinaryRow hash), mod or
+        hive (Java's BucketFunctionType; bucket/functions.py)."""
+        return str(self._value(BUCKET_FUNCTION_TYPE, "default"))
+
+    @property
+    def row_tracking_enabled(self) -> bool:
+        """Rows carry ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (read/row_tracking.py); only for
+        append tables with ``bucket = -1``, as Java's SchemaValidation requires."""
+        return self._true(ROW_TRACKING_ENABLED)
+
+    def check_row_tracking_rewrite(self, action: str, instead: str) -> None:
+        """Refuse ``action`` on a row-tracking table: it writes rows the table holds already
+        into new files, and Java carries their ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` into them
+        (PaimonSparkWriter.withRowTracking), which paimon_pyspark does not. Appends,
+        overwrites, compactions and deletion-vector deletes keep Java's ids
+        (commit/row_tracking.py, compact/append.py)."""
+        if self.row_tracking_enabled:
+            raise UnsupportedOptionError(
+                f"Table '{self.table}': {action} is refused: option '{ROW_TRACKING_ENABLED}' = "
+                "'true' needs the rewritten rows to keep their _ROW_ID and _SEQUENCE_NUMBER, "
+                f"which paimon_pyspark does not do; {instead}"
+            )
+
+    @property
     def postpone_batch_write_fixed_bucket(self) -> bool:
         """Batch writes of a postpone-bucket table go straight into real buckets (Java: true)."""
         return bool(self._value(POSTPONE_BATCH_WRITE_FIXED_BUCKET, True))
@@ -438,6 +490,17 @@ class CoreOptions:
         return self._true(key)
 
     @property
+    def file_index_in_manifest_threshold(self) -> int:
+        """A data file's index blob up to this size goes into the manifest, a larger one into
+        ``<data file>.index`` beside it (Java: 500 B)."""
+        return self._size(FILE_INDEX_IN_MANIFEST_THRESHOLD, 500)
+
+    @property
+    def file_index_read_enabled(self) -> bool:
+        """Scans skip files by their indexes (Java: true)."""
+        return bool(self._value(FILE_INDEX_READ_ENABLED, True))
+
+    @property
     def commit_max_retries(self) -> int:
         return self._int(COMMIT_MAX_RETRIES, 10)
 
@@ -462,6 +525,23 @@ class CoreOptions:
                 raise UnsupportedOptionError(
                     f"Table '{self.table}': option '{key}' is not supported by compaction in "
                     "paimon_pyspark yet."
+                )
+        self.check_files_writable("compaction")
+
+    def check_files_writable(self, action: str) -> None:
+        """Raise UnsupportedOptionError for a refused key that changes only the data files
+        written (``options_ledger.WRITES``, and ``ORC_WRITES`` for an ORC table): reads of the
+        table go on, writes and compactions would roll other files than Java's."""
+        orc = (self.options.get(FILE_FORMAT) or "parquet").strip().lower() == "orc"
+        for key, raw in self.options.items():
+            entry = ledger.status_of(key)  # a fallback key has its key's entry
+            if not isinstance(entry, ledger.Entry) or is_java_default(entry, raw):
+                continue
+            by = ledger.REFUSED_ONLY_BY.get(entry.key)
+            if by == ledger.WRITES or (by == ledger.ORC_WRITES and orc):
+                raise UnsupportedOptionError(
+                    f"Table '{self.table}': option '{key}' = '{raw}' is not supported by "
+                    f"{action} in paimon_pyspark ({entry.note}). See docs/options.md."
                 )
 
     @property
@@ -608,6 +688,52 @@ class CoreOptions:
         return False
 
     @property
+    def changelog_producer(self) -> str:
+        """``changelog-producer``: none, input, lookup or full-compaction (Java: none)."""
+        return self.options.get(CHANGELOG_PRODUCER, "none").strip().lower()
+
+    def check_changelog_writable(self, action: str) -> None:
+        """Refuse ``action`` (a write, compaction, rescale, delete, ...) on a table whose
+        ``changelog-producer`` is not none: Java's writers add changelog files to each such
+        commit (input, lookup, full-compaction), which a streaming reader of the table
+        consumes; a commit from here would carry none, silently dropping those changes."""
+        producer = self.changelog_producer
+        if producer != "none":
+            raise UnsupportedOptionError(
+                f"Table '{self.table}': {action} is refused: '{CHANGELOG_PRODUCER}' = "
+                f"'{producer}' makes every commit carry changelog files that downstream "
+                "streaming readers rely on, and paimon_pyspark does not produce them yet, so "
+                "this commit would silently drop that changelog. Write this table with Java "
+                "Paimon (Flink or Spark), or, if no reader needs its changelog, ALTER it to "
+                f"'{CHANGELOG_PRODUCER}' = 'none' first. Batch reads work."
+            )
+
+    @property
+    def record_level_expire_seconds(self) -> int | None:
+        """``record-level.expire-time`` in whole seconds (Java's Duration.getSeconds), or
+        None: primary-key compactions drop records older than this (RecordLevelExpire)."""
+        raw = self.options.get(RECORD_LEVEL_EXPIRE_TIME)
+        if raw is None:
+            return None
+        return parse_duration_ms(raw, RECORD_LEVEL_EXPIRE_TIME, self.table) // 1000
+
+    @property
+    def record_level_time_field(self) -> str | None:
+        return self.options.get(RECORD_LEVEL_TIME_FIELD)
+
+    @property
+    def upsert_key(self) -> list[str]:
+        """``upsert-key`` of an append table: inserts replace the rows with the same key
+        (Java's CoreOptions.upsertKey; empty when unset or empty)."""
+        raw = self.options.get(UPSERT_KEY) or ""
+        return raw.split(",") if raw else []
+
+    @property
+    def ignore_update_before(self) -> bool:
+        """``ignore-update-before``: writes drop -U records (Java's RowKindFilter)."""
+        return self.strict_bool("ignore-update-before")
+
+    @property
     def sequence_ascending(self) -> bool:
         return self._value(SEQUENCE_FIELD_SORT_ORDER, "ascending") == "ascending"
 
@@ -632,6 +758,39 @@ class CoreOptions:
 
     def field_list_agg_delimiter(self, field: str) -> str:
         return self.options.get(f"{FIELDS_PREFIX}{field}.{LIST_AGG_DELIMITER}", ",")
+
+    def field_distinct(self, field: str) -> bool:
+        """``fields.<f>.distinct`` (collect, listagg)."""
+        return self.strict_bool(f"{FIELDS_PREFIX}{field}.{DISTINCT}")
+
+    def field_nested_key(self, field: str) -> tuple[str, ...]:
+        """``fields.<f>.nested-key`` (nested_update, nested_partial_update): comma-separated,
+        trimmed, as Java's fieldNestedUpdateAggNestedKey."""
+        raw = self.options.get(f"{FIELDS_PREFIX}{field}.{NESTED_KEY}")
+        if raw is None:
+            return ()
+        parts = raw.split(",")
+        while len(parts) > 1 and parts[-1] == "":  # String.split drops trailing empty parts
+            parts.pop()
+        return tuple(k.strip() for k in parts)
+
+    def field_count_limit(self, field: str) -> int:
+        """``fields.<f>.count-limit`` (nested_update; Java: Integer.MAX_VALUE)."""
+        key = f"{FIELDS_PREFIX}{field}.{COUNT_LIMIT}"
+        raw = self.options.get(key)
+        if raw is None:
+            return 2**31 - 1
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            value = 2**31
+        if not -(2**31) <= value < 2**31:
+            raise OptionError(f"Table '{self.table}': '{key}' = '{raw}' is not an integer.")
+        return value
+
+    def field_ts_field(self, field: str) -> str | None:
+        """``fields.<f>.ts-field`` (merge_map_with_keytime; Java: the ROW's last field)."""
+        return self.options.get(f"{FIELDS_PREFIX}{field}.{MERGE_MAP_TS_FIELD}")
 
     def field_options(self) -> list[FieldOption]:
         """Every per-field ``fields.<f1,f2>.<suffix>`` option (not the table default)."""
@@ -664,6 +823,7 @@ def available_cores() -> int:
 def check_supported(options: Mapping[str, str], table: str) -> None:
     """Raise UnsupportedOptionError for any option whose meaning we do not implement."""
     for key, value in options.items():
+        _check_ledger(key, value, table)
         allowed = _UNSUPPORTED_UNLESS.get(key)
         if allowed is not None and value.strip().lower() not in allowed:
             raise UnsupportedOptionError(
@@ -676,6 +836,7 @@ def check_supported(options: Mapping[str, str], table: str) -> None:
             raise UnsupportedOptionError(
                 f"Table '{table}': option '{key}' is not supported by paimon_pyspark yet."
             )
+    file_index.parse_options(options, table)  # unknown index types, options or keys raise
     mode = (options.get(STATS_MODE) or "truncate(16)").strip().lower()
     if not _STATS_MODE_RE.match(mode):
         raise OptionError(f"Table '{table}': invalid '{STATS_MODE}' = '{mode}'.")
@@ -684,6 +845,57 @@ def check_supported(options: Mapping[str, str], table: str) -> None:
         raise UnsupportedOptionError(
             f"Table '{table}': file.format '{fmt}' is not supported (parquet, orc, avro)."
         )
+
+
+def _check_ledger(key: str, value: str, table: str) -> None:
+    """Refuse ``key`` when the options ledger refuses it and ``value`` is not Java's default
+    (compared as Java parses it: ``60 s`` is ``1 min``)."""
+    found = ledger.status_of(key)
+    if found is None or found.status != ledger.REFUSED or key in ledger.REFUSED_ONLY_BY:
+        return
+    if isinstance(found, ledger.Entry):
+        if is_java_default(found, value):
+            return
+        default = "unset" if found.default is None else f"'{found.default}'"
+        why = f"{found.note}; Java's default: {default}"
+    else:
+        why = found.note
+    raise UnsupportedOptionError(
+        f"Table '{table}': option '{key}' = '{value}' is not supported by paimon_pyspark "
+        f"({why}). See docs/options.md."
+    )
+
+
+def is_java_default(entry: ledger.Entry, raw: str) -> bool:
+    """``raw`` means what Java's default for ``entry`` means (a value Java cannot parse does
+    not); a key without a default has none, unless it is a blank string."""
+    if entry.default is None:
+        return entry.kind == "string" and not raw.strip()
+    key, default = entry.key, entry.default
+    try:
+        if entry.kind == "bool":
+            return parse_java_bool(raw.strip(), key) == parse_java_bool(default, key)
+        if entry.kind in ("int", "long"):
+            return parse_java_int(raw.strip(), key, long=True) == int(default)
+        if entry.kind == "double":
+            return parse_java_double(raw, key) == float(default)
+        if entry.kind == "memory":
+            return parse_memory_size(raw, key) == parse_memory_size(default, key)
+        if entry.kind == "duration":
+            return parse_duration_ms(raw, key) == parse_duration_ms(default, key)
+    except OptionError:
+        return False
+    if entry.kind == "enum":
+        return raw.strip().lower() == default.lower()
+    if entry.kind == "map":
+        return _java_map(raw) == _java_map(default)
+    return raw == default
+
+
+def _java_map(raw: str) -> dict[str, str]:
+    """A ``k:v,k:v`` option as Java's map parser reads it (blank: empty)."""
+    pairs = (p.split(":", 1) for p in raw.split(",") if p.strip())
+    return {p[0].strip(): p[-1].strip() for p in pairs}
 
 
 @dataclass(frozen=True)
@@ -748,6 +960,8 @@ _RANGES: dict[str, _Range] = {
     SNAPSHOT_EXPIRE_LIMIT: _INT,  # 0 or less: expiry deletes nothing, as in Java
     SNAPSHOT_EXPIRE_EXECUTION_MODE: _Range("choice", choices=("sync", "async")),
     SEQUENCE_FIELD_SORT_ORDER: _Range("choice", choices=("ascending", "descending")),
+    BUCKET_FUNCTION_TYPE: _Range("choice", choices=("default", "mod", "hive")),
+    ROW_TRACKING_ENABLED: _BOOL,
     # Avro codecs both Java and fastavro write (snappy and lz4 need libraries we do not ship)
     MANIFEST_COMPRESSION: _Range(
         "choice",
@@ -760,6 +974,8 @@ _RANGES: dict[str, _Range] = {
     WRITE_PARALLELISM: _at_least(1),
     CROSS_PARTITION_UPSERT_INDEX_TTL: _DURATION,
     DELETION_VECTOR_INDEX_FILE_TARGET_SIZE: _MEMORY,
+    FILE_INDEX_IN_MANIFEST_THRESHOLD: _MEMORY,
+    FILE_INDEX_READ_ENABLED: _BOOL,
     **{
         key: _BOOL
         for key in (
@@ -857,6 +1073,36 @@ def check_ranges(options: Mapping[str, str], table: str, primary_key: bool) -> N
             f"{where}option '{STATS_MODE}' = '{options[STATS_MODE]}': the length does not fit "
             "a Java int."
         )
+    producer = o.changelog_producer
+    if producer not in CHANGELOG_PRODUCERS:
+        raise OptionError(
+            f"{where}option '{CHANGELOG_PRODUCER}' = '{options[CHANGELOG_PRODUCER]}' is not one "
+            f"of {', '.join(CHANGELOG_PRODUCERS)}."
+        )
+    if producer != "none" and not primary_key:
+        # SchemaValidation.validateTableSchema
+        raise OptionError(
+            f"{where}can not set '{CHANGELOG_PRODUCER}' = '{producer}' on a table without "
+            "primary keys, please define primary keys."
+        )
+    if producer not in ("none", "lookup") and o.merge_engine == "first-row":
+        raise OptionError(
+            f"{where}only 'none' and 'lookup' '{CHANGELOG_PRODUCER}' are supported by the "
+            f"first-row merge engine, not '{producer}'."
+        )
+    if producer == "full-compaction" and o.deletion_vectors_enabled:
+        raise OptionError(
+            f"{where}deletion vectors need '{CHANGELOG_PRODUCER}' none, input or lookup, not "
+            f"'{producer}'."
+        )
+    if o.row_tracking_enabled and (o.bucket != -1 or primary_key):
+        # Java's SchemaValidation.validateRowTracking, in its words
+        raise OptionError(
+            f"{where}Cannot define "
+            + ("bucket" if o.bucket != -1 else "primary-key")
+            + " for row tracking table"
+            + (", it only support bucket = -1." if o.bucket != -1 else ".")
+        )
     if primary_key:
         _check_lsm_triggers(options, where)
         if o.deletion_vectors_enabled and o.merge_engine == "first-row":
@@ -908,26 +1154,6 @@ def _check_lsm_triggers(options: Mapping[str, str], where: str) -> None:
         )
 
 
-_SIZE_UNITS = {
-    "": 1,
-    "b": 1,
-    "bytes": 1,
-    "k": 1024,
-    "kb": 1024,
-    "kibibytes": 1024,
-    "m": 1024**2,
-    "mb": 1024**2,
-    "mebibytes": 1024**2,
-    "g": 1024**3,
-    "gb": 1024**3,
-    "gibibytes": 1024**3,
-    "t": 1024**4,
-    "tb": 1024**4,
-    "tebibytes": 1024**4,
-}
-"""Java's MemorySize units, and only those: a table with another one fails in Java."""
-
-
 def _labels(nanos: int, singular: tuple[str, ...], plural: tuple[str, ...]) -> dict[str, int]:
     return {label: nanos for label in (*singular, *plural, *(p + "s" for p in plural))}
 
@@ -944,7 +1170,6 @@ _DURATION_UNITS_NS = {
 }
 """Java's TimeUtils labels in nanoseconds; no unit is milliseconds."""
 
-_QUANTITY_RE = re.compile(r"([0-9]+)(.*)", re.DOTALL)
 _JAVA_INTEGER_RE = re.compile(r"[+-]?[0-9]+")
 _JAVA_DOUBLE_RE = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[dDfF]?")
 
@@ -953,15 +1178,6 @@ def _is_off(key: str, value: str) -> bool:
     """Off-peak hours of -1 and a ratio of 0 are Java's defaults: nothing changes."""
     v = value.strip()
     return (key.endswith(".hour") and v == "-1") or (key.endswith("-ratio") and v == "0")
-
-
-def _where(table: str) -> str:
-    return f"Table '{table}': " if table else ""
-
-
-def _big(digits: str) -> bool:
-    """More digits than any Java long has (int() of a huge string is slow, or refused)."""
-    return len(digits.lstrip("+-").lstrip("0")) > 19
 
 
 def parse_java_int(raw: str, key: str, table: str = "", long: bool = False) -> int:
@@ -994,30 +1210,6 @@ def parse_java_double(raw: str, key: str, table: str = "") -> float:
     if not _JAVA_DOUBLE_RE.fullmatch(text) or not math.isfinite(float(text.rstrip("dDfF"))):
         raise OptionError(f"{_where(table)}option '{key}' = '{raw}' is not a finite number.")
     return float(text.rstrip("dDfF"))
-
-
-def _quantity(text: str, key: str, table: str, units: Mapping[str, int], what: str) -> int:
-    m = _QUANTITY_RE.fullmatch(text.strip())
-    unit = m.group(2).strip().lower() if m else ""
-    if m is None or unit not in units:
-        raise OptionError(
-            f"{_where(table)}option '{key}' = '{text}' is not a {what} (units: "
-            f"{', '.join(u for u in units if u)})."
-        )
-    number = m.group(1)
-    if _big(number) or int(number) > JAVA_LONG_MAX:
-        raise OptionError(f"{_where(table)}option '{key}' = '{text}' does not fit a Java long.")
-    return int(number) * units[unit]
-
-
-def parse_memory_size(text: str, key: str, table: str = "") -> int:
-    """Bytes, as Java's MemorySize.parseBytes: a number and a unit, within a Java long."""
-    size = _quantity(text, key, table, _SIZE_UNITS, "memory size like '128 mb'")
-    if size > JAVA_LONG_MAX:
-        raise OptionError(
-            f"{_where(table)}option '{key}' = '{text}' is more bytes than a Java long holds."
-        )
-    return size
 
 
 def parse_duration_ms(text: str, key: str = "", table: str = "") -> int:
