@@ -12,19 +12,59 @@ Literals are Python values as ``pa.array([...], to_arrow_type(data_type)).to_pyl
 them. Also here: the ``file-index.*`` options as Java's FileIndexOptions reads them
 (``parse_options``) and the checks Java's DataFileIndexWriter makes when a file starts
 (``check_columns``). The names of index types come from disk (a file's index header); only
-the ones in ``INDEX_TYPES`` are ever looked up, and each maps to a module imported by name
-below, never to anything read from the file.
+the ones in ``INDEX_TYPES`` are ever looked up, each mapped to its module in ``_CODECS``, never to
+anything read from the file. The operations and protocols live in ``api.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import pyarrow as pa
 
 from paimon_pyspark.errors import OptionError, UnsupportedOptionError
+from paimon_pyspark.spec.file_index import bitmap, bloom_filter, bsi, range_bitmap
+from paimon_pyspark.spec.file_index.api import (
+    BETWEEN as BETWEEN,
+)
+from paimon_pyspark.spec.file_index.api import (
+    EQUAL as EQUAL,
+)
+from paimon_pyspark.spec.file_index.api import (
+    GREATER_OR_EQUAL as GREATER_OR_EQUAL,
+)
+from paimon_pyspark.spec.file_index.api import (
+    GREATER_THAN as GREATER_THAN,
+)
+from paimon_pyspark.spec.file_index.api import (
+    IN as IN,
+)
+from paimon_pyspark.spec.file_index.api import (
+    IS_NOT_NULL as IS_NOT_NULL,
+)
+from paimon_pyspark.spec.file_index.api import (
+    IS_NULL as IS_NULL,
+)
+from paimon_pyspark.spec.file_index.api import (
+    LESS_OR_EQUAL as LESS_OR_EQUAL,
+)
+from paimon_pyspark.spec.file_index.api import (
+    LESS_THAN as LESS_THAN,
+)
+from paimon_pyspark.spec.file_index.api import (
+    NOT_EQUAL as NOT_EQUAL,
+)
+from paimon_pyspark.spec.file_index.api import (
+    NOT_IN as NOT_IN,
+)
+from paimon_pyspark.spec.file_index.api import (
+    OPERATIONS as OPERATIONS,
+)
+from paimon_pyspark.spec.file_index.api import (
+    FileIndexReader as FileIndexReader,
+)
+from paimon_pyspark.spec.file_index.api import (
+    FileIndexWriter as FileIndexWriter,
+)
 from paimon_pyspark.spec.java_hash import string_hash
 from paimon_pyspark.spec.java_hashmap import JavaHashMap
 from paimon_pyspark.types.data_types import DataField, DataType, MapType
@@ -35,47 +75,12 @@ BSI = "bsi"
 RANGE_BITMAP = "range-bitmap"
 INDEX_TYPES = (BLOOM_FILTER, BITMAP, BSI, RANGE_BITMAP)
 
-# Predicate operations a reader is asked about (Java's FunctionVisitor methods).
-EQUAL = "equal"
-NOT_EQUAL = "not_equal"
-IN = "in"
-NOT_IN = "not_in"
-LESS_THAN = "less_than"
-LESS_OR_EQUAL = "less_or_equal"
-GREATER_THAN = "greater_than"
-GREATER_OR_EQUAL = "greater_or_equal"
-IS_NULL = "is_null"
-IS_NOT_NULL = "is_not_null"
-BETWEEN = "between"
-"""Asked with literals ``[from, to]``; a reader that does not answer it returns True, and the
-scan then also asks GREATER_OR_EQUAL ``from`` and LESS_OR_EQUAL ``to``."""
-OPERATIONS = (
-    EQUAL,
-    NOT_EQUAL,
-    IN,
-    NOT_IN,
-    LESS_THAN,
-    LESS_OR_EQUAL,
-    GREATER_THAN,
-    GREATER_OR_EQUAL,
-    IS_NULL,
-    IS_NOT_NULL,
-    BETWEEN,
-)
-
-
-class FileIndexWriter(Protocol):
-    """Java's FileIndexWriter for one column of one data file."""
-
-    def write(self, values: pa.Array) -> None: ...
-
-    def serialize(self) -> bytes: ...
-
-
-class FileIndexReader(Protocol):
-    """Java's FileIndexReader: ``may_match`` is ``False`` only when no row can match."""
-
-    def may_match(self, operation: str, literals: Sequence[Any]) -> bool: ...
+_CODECS = {
+    BLOOM_FILTER: bloom_filter,
+    BITMAP: bitmap,
+    BSI: bsi,
+    RANGE_BITMAP: range_bitmap,
+}
 
 
 def create_writer(
@@ -83,45 +88,21 @@ def create_writer(
 ) -> FileIndexWriter:
     """A writer of ``index_type`` for a column of ``data_type``; ``options`` are the type's own
     (``file-index.bloom-filter.<col>.fpp`` given as ``fpp``, ...)."""
-    if index_type == BLOOM_FILTER:
-        from paimon_pyspark.spec.file_index import bloom_filter
-
-        return bloom_filter.create_writer(data_type, options)
-    if index_type == BITMAP:
-        from paimon_pyspark.spec.file_index import bitmap
-
-        return bitmap.create_writer(data_type, options)
-    if index_type == BSI:
-        from paimon_pyspark.spec.file_index import bsi
-
-        return bsi.create_writer(data_type, options)
-    if index_type == RANGE_BITMAP:
-        from paimon_pyspark.spec.file_index import range_bitmap
-
-        return range_bitmap.create_writer(data_type, options)
-    raise UnsupportedOptionError(f"file index type '{index_type}' is not supported")
+    codec = _CODECS.get(index_type)
+    if codec is None:
+        raise UnsupportedOptionError(f"file index type '{index_type}' is not supported")
+    writer: FileIndexWriter = codec.create_writer(data_type, options)
+    return writer
 
 
 def create_reader(index_type: str, data_type: DataType, data: bytes) -> FileIndexReader | None:
     """A reader over one column's serialized index, or None for a type we do not know (Java's
     FileIndexFormat also skips unknown types: such a file is kept)."""
-    if index_type == BLOOM_FILTER:
-        from paimon_pyspark.spec.file_index import bloom_filter
-
-        return bloom_filter.create_reader(data_type, data)
-    if index_type == BITMAP:
-        from paimon_pyspark.spec.file_index import bitmap
-
-        return bitmap.create_reader(data_type, data)
-    if index_type == BSI:
-        from paimon_pyspark.spec.file_index import bsi
-
-        return bsi.create_reader(data_type, data)
-    if index_type == RANGE_BITMAP:
-        from paimon_pyspark.spec.file_index import range_bitmap
-
-        return range_bitmap.create_reader(data_type, data)
-    return None
+    codec = _CODECS.get(index_type)
+    if codec is None:
+        return None
+    reader: FileIndexReader = codec.create_reader(data_type, data)
+    return reader
 
 
 FILE_INDEX_PREFIX = "file-index."

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from paimon_pyspark.errors import CorruptTableError, OptionError
-from paimon_pyspark.spec.file_index import (
+from paimon_pyspark.spec.file_index.api import (
     EQUAL,
     IN,
     IS_NOT_NULL,

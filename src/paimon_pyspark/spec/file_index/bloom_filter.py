@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 import xxhash
 
 from paimon_pyspark.errors import OptionError, UnsupportedOptionError
-from paimon_pyspark.spec.file_index import EQUAL, IN
+from paimon_pyspark.spec.file_index.api import EQUAL, IN
 from paimon_pyspark.spec.file_index.java_keys import PER_SECOND, rescale
 from paimon_pyspark.types.arrow import to_arrow_type
 from paimon_pyspark.types.data_types import DataType, TimestampType, TimeType

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from pyroaring import BitMap
 
 from paimon_pyspark.errors import CorruptTableError, UnsupportedOptionError
-from paimon_pyspark.spec.file_index import (
+from paimon_pyspark.spec.file_index.api import (
     EQUAL,
     GREATER_OR_EQUAL,
     GREATER_THAN,

@@ -22,7 +22,7 @@ import pyarrow as pa
 from pyroaring import BitMap
 
 from paimon_pyspark.errors import OptionError, UnsupportedOptionError
-from paimon_pyspark.spec.file_index import BETWEEN, GREATER_OR_EQUAL, LESS_OR_EQUAL
+from paimon_pyspark.spec.file_index.api import BETWEEN, GREATER_OR_EQUAL, LESS_OR_EQUAL
 from paimon_pyspark.spec.java_hash import (
     BOOLEAN,
     BYTE,

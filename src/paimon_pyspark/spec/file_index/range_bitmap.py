@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from paimon_pyspark.errors import CorruptTableError
-from paimon_pyspark.spec.file_index import (
+from paimon_pyspark.spec.file_index.api import (
     BETWEEN,
     EQUAL,
     GREATER_OR_EQUAL,
