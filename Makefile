@@ -13,8 +13,9 @@ JAVA_DIR := .cache/java
 PAIMON_JAR := $(JAVA_DIR)/paimon-bundle-$(PAIMON_JAVA_VERSION).jar
 # Java Paimon's S3 file IO plugin (Hadoop S3A inside), beside the bundle on the oracle's classpath.
 PAIMON_S3_JAR := $(JAVA_DIR)/paimon-s3-$(PAIMON_JAVA_VERSION).jar
-# The Java Paimon Spark connector, a benchmark baseline: the only one on Maven Central here is
-# for Spark 3.5 (Paimon 0.9.0), so it runs on pyspark 3.5 in its own venv (make bench only).
+# The Java Paimon Spark connector, a benchmark baseline and the MERGE INTO oracle of
+# tests/interop/test_merge_into_java.py: the only one on Maven Central here is for Spark 3.5
+# (Paimon 0.9.0), so it runs on pyspark 3.5 in its own venv.
 PAIMON_SPARK_JAR := $(JAVA_DIR)/paimon-spark-3.5-0.9.0.jar
 ORACLE_CLASSES := $(JAVA_DIR)/classes/.stamp
 ORACLE_SRC := $(wildcard tests/interop/java/*.java)
@@ -83,6 +84,8 @@ demo: $(VENV)/.stamp
 	PYSPARK_PYTHON=$(abspath $(PY)) $(VENV)/bin/paimon-pyspark demo
 	PYSPARK_PYTHON=$(abspath $(PY)) $(VENV)/bin/paimon-pyspark sql --warehouse demo-warehouse \
 		--echo -f examples/sql/postpone_bucket_table.sql
+	PYSPARK_PYTHON=$(abspath $(PY)) $(VENV)/bin/paimon-pyspark sql --warehouse demo-warehouse \
+		--echo -f examples/sql/java_connector_table_life.sql
 
 lint: $(VENV)/.stamp
 	$(VENV)/bin/ruff check src tests bench examples
@@ -93,7 +96,7 @@ typecheck: $(VENV)/.stamp
 
 PYTEST := PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider
 PYTEST_DEPS := $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(ORACLE_CLASSES) $(PYSPARK_MATRIX_STAMPS) \
-	$(WHEEL_VENV)/.stamp
+	$(WHEEL_VENV)/.stamp $(SPARK35_VENV)/.stamp $(PAIMON_SPARK_JAR)
 
 pytest: $(PYTEST_DEPS)
 	$(PYTEST) $(PYTEST_ARGS)

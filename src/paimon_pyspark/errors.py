@@ -65,6 +65,16 @@ class UnsupportedOptionError(OptionError):
     """A table option paimon_pyspark does not implement; ignoring it would corrupt results."""
 
 
+class InconsistentBucketsError(OptionError):
+    """An incremental diff between two snapshots whose bucket numbers differ (Java's
+    InconsistentTagBucketException): ``start_id`` and ``end_id`` are the two snapshots."""
+
+    def __init__(self, message: str, start_id: int, end_id: int) -> None:
+        super().__init__(message)
+        self.start_id = start_id
+        self.end_id = end_id
+
+
 class CorruptTableError(PaimonError):
     """Table metadata (snapshot, manifest, schema) is missing or unreadable."""
 
@@ -214,6 +224,12 @@ class SqlSyntaxError(SqlError):
 
 class UnsupportedStatementError(SqlError):
     """A statement kind (or clause) the SQL door does not run; the message names it."""
+
+
+class MergeCardinalityError(SqlError):
+    """A ``MERGE INTO`` whose ON condition matches one target row with several source rows
+    while a MATCHED clause could change it (Spark's MERGE_CARDINALITY_VIOLATION); the message
+    names the table. Nothing is committed."""
 
 
 def describe(value: object) -> str:
@@ -368,6 +384,27 @@ class TagAlreadyExistError(InvalidArgumentError, CatalogError):
         where = f"Table '{table}': t" if table else "T"
         super().__init__(f"{where}ag '{tag}' already exists.")
         self.tag = tag
+
+
+class PartitionNotExistError(CatalogError):
+    """A statement names partitions the table does not hold (Spark's PARTITIONS_NOT_FOUND)."""
+
+    def __init__(self, table: str, partitions: list[str]) -> None:
+        listed = "; ".join(f"({p})" for p in partitions)
+        super().__init__(f"Table '{table}': partition(s) {listed} cannot be found.")
+        self.table = table
+        self.partitions = partitions
+
+
+class PartitionAlreadyExistError(CatalogError):
+    """A statement adds partitions the table holds already (Spark's
+    PARTITIONS_ALREADY_EXIST)."""
+
+    def __init__(self, table: str, partitions: list[str]) -> None:
+        listed = "; ".join(f"({p})" for p in partitions)
+        super().__init__(f"Table '{table}': partition(s) {listed} already exist.")
+        self.table = table
+        self.partitions = partitions
 
 
 class IllegalStateError(CatalogError):

@@ -1,5 +1,6 @@
 """The options ledger: every key of Java Paimon 1.4.2's ``CoreOptions``, and every key pypaimon
-2.1 acts on that Java lacks, each with exactly one status.
+2.1 acts on that Java lacks, and the Spark connector's write options acted on here (``_SPARK``),
+each with exactly one status.
 
 - *implemented*: our code acts on it as Java does; the note names the test that shows it.
 - *refused*: a value other than Java's default raises :class:`UnsupportedOptionError` at create
@@ -403,6 +404,12 @@ video-frame-field | string | - | N | pypaimon 2.1 only; Java 1.4.2 has no such o
 write.native.enabled | bool | false | N | pypaimon 2.1 only; Java 1.4.2 has no such option and this package writes and reads as Java does
 """  # noqa: E501
 
+# Java's SparkConnectorOptions this package acts on: options of one Spark write, never stored
+_SPARK = """
+write.merge-schema | bool | false | I | tests/spark/test_spark_merge_schema.py tests/unit/test_schema_merge.py (a write option or the session's spark.paimon.write.merge-schema; not stored in the table)
+write.merge-schema.explicit-cast | bool | false | I | tests/spark/test_spark_merge_schema.py tests/unit/test_schema_merge.py (with write.merge-schema; not stored in the table)
+"""  # noqa: E501
+
 PREFIX_RULES = (
     PrefixRule(
         "fields.",
@@ -488,7 +495,10 @@ JAVA_KEYS = _parse(_JAVA, "java")
 PYPAIMON_KEYS = _parse(_PYPAIMON, "pypaimon")
 """The keys pypaimon 2.1 acts on that Java 1.4.2 lacks."""
 
-LEDGER = {**JAVA_KEYS, **PYPAIMON_KEYS}
+SPARK_KEYS = _parse(_SPARK, "spark")
+"""Java 1.4.2's Spark connector write options (SparkConnectorOptions) acted on here."""
+
+LEDGER = {**JAVA_KEYS, **PYPAIMON_KEYS, **SPARK_KEYS}
 
 FALLBACK_KEYS = {
     "parquet.variant.shreddingSchema": "variant.shreddingSchema",

@@ -185,7 +185,7 @@ def test_errors_are_typed_and_leave_no_snapshot(spark: SparkSession, wh: str) ->
     with pytest.raises(SqlSyntaxError) as syntax:
         sql(spark, "SELECT k,\nFROM WHERE")
     assert syntax.value.line == 2
-    with pytest.raises(UnsupportedStatementError, match="MERGE INTO"):
+    with pytest.raises(TableNotExistError, match="default.e2"):
         sql(spark, "MERGE INTO e USING e2 ON e.k = e2.k WHEN MATCHED THEN DELETE")
     with pytest.raises(UnsupportedStatementError, match="sys.migrate_table"):
         sql(spark, "CALL sys.migrate_table('default.e')")

@@ -277,6 +277,9 @@ def test_stream_sink_refuses_what_the_batch_door_refuses(
         source("db.cross", checkpointlocation="/ck").streamWriter(schema, False)
     with pytest.raises(UnsupportedOperationError, match="complete"):
         source("db.t", checkpointlocation="/ck").streamWriter(schema, True)
+    for key in ("write.merge-schema", "mergeschema"):
+        with pytest.raises(UnsupportedOptionError, match="does not merge schemas"):
+            source("db.t", **{key: "true"}).streamWriter(schema, False)
     with pytest.raises(UnsupportedOptionError, match="scan.snapshot-id"):
         source("db.t", **{"scan.snapshot-id": "1"}).streamReader(schema)
     with pytest.raises(UnsupportedOptionError, match="from-timestamp"):

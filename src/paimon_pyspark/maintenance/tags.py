@@ -1,7 +1,8 @@
-"""Tags: create, delete, and roll a table back to a snapshot or a tag.
+"""Tags: create, replace, rename, delete, and roll a table back to a snapshot or a tag.
 
-Mirrors the tag half of org.apache.paimon.table.AbstractFileStoreTable (createTag, findSnapshot,
-deleteTag, rollbackTo), org.apache.paimon.utils.TagManager (createTag, deleteTag with doClean),
+Mirrors the tag half of org.apache.paimon.table.AbstractFileStoreTable (createTag, replaceTag,
+renameTag, findSnapshot, deleteTag, rollbackTo), org.apache.paimon.utils.TagManager (createTag,
+replaceTag, renameTag, deleteTag with doClean),
 org.apache.paimon.operation.TagDeletion and org.apache.paimon.table.RollbackHelper.
 
 Java's rules: a blank name is refused; an existing name is refused unless ``ignore_if_exists``;
@@ -118,9 +119,11 @@ def create_tag(
     snapshot_id: int | None = None,
     ignore_if_exists: bool = False,
     time_retained: str | None = None,
+    default_retained: bool = True,
 ) -> None:
     """Tag the latest snapshot, or ``snapshot_id``; ``time_retained`` (``'1 d'``, else the
-    table's ``tag.default-time-retained``) is written into the tag as Java's Tag does."""
+    table's ``tag.default-time-retained`` unless ``default_retained`` is False, as Java's
+    ``ALTER TABLE ... CREATE TAG`` without RETAIN) is written into the tag as Java's Tag does."""
     call = "create_tag"
     if snapshot_id is None:
         snapshot = store.snapshot_manager.latest()
@@ -132,25 +135,90 @@ def create_tag(
         snapshot = find_snapshot(store, _check_snapshot_id(snapshot_id, store.name, call))
     name = check_tag_name(tag_name, store.name, call)
     if time_retained is None:
-        time_retained = store.options.get(TAG_DEFAULT_TIME_RETAINED)
-        key = TAG_DEFAULT_TIME_RETAINED
+        default = store.options.get(TAG_DEFAULT_TIME_RETAINED) if default_retained else None
+        retained_ms = (
+            None
+            if default is None
+            else parse_duration_ms(default, TAG_DEFAULT_TIME_RETAINED, store.name)
+        )
     else:
-        key = "time_retained"
-        if not isinstance(time_retained, str):
-            raise InvalidArgumentError(
-                f"Table '{store.name}': {call} takes time_retained as a duration string "
-                f"('1 d', '12 h'), got {describe(time_retained)}."
-            )
-    retained_ms = (
-        None if time_retained is None else parse_duration_ms(time_retained, key, store.name)
-    )
+        retained_ms = _retained_ms(store, time_retained, call)
     tags = TagManager(store.file_io, store.path)
     if tags.tag_exists(name) or not tags.try_create(snapshot, name, retained_ms):
         if ignore_if_exists:
             return
-        error = TagAlreadyExistError(name, store.name)
-        error.args = (f"Table '{store.name}': Tag '{name}' already exists.",)
-        raise error
+        raise _tag_taken(store, name)
+
+
+def _retained_ms(store: FileStore, time_retained: str | None, call: str) -> int | None:
+    if time_retained is None:
+        return None
+    if not isinstance(time_retained, str):
+        raise InvalidArgumentError(
+            f"Table '{store.name}': {call} takes time_retained as a duration string "
+            f"('1 d', '12 h'), got {describe(time_retained)}."
+        )
+    return parse_duration_ms(time_retained, "time_retained", store.name)
+
+
+def _tag_missing(store: FileStore, name: str) -> TagNotExistError:
+    error = TagNotExistError(name, store.name)
+    error.args = (f"Table '{store.name}': Tag '{name}' doesn't exist.",)
+    return error
+
+
+def _tag_taken(store: FileStore, name: str) -> TagAlreadyExistError:
+    error = TagAlreadyExistError(name, store.name)
+    error.args = (f"Table '{store.name}': Tag '{name}' already exists.",)
+    return error
+
+
+# --- replace and rename ----------------------------------------------------------------------
+
+
+def replace_tag(
+    store: FileStore,
+    tag_name: str,
+    snapshot_id: int | None = None,
+    time_retained: str | None = None,
+) -> None:
+    """Point the existing tag ``tag_name`` at the latest snapshot, or ``snapshot_id``, with
+    ``time_retained`` (None: no retention; Java's replaceTag does not apply the table's
+    default). Java's checks and order: the snapshot first, then the tag must exist. The files
+    only the old tagged snapshot kept are left to ``remove_orphan_files``, as in Java."""
+    call = "replace_tag"
+    if snapshot_id is None:
+        snapshot = store.snapshot_manager.latest()
+        if snapshot is None:
+            raise InvalidArgumentError(
+                f"Table '{store.name}': Cannot replace tag because latest snapshot doesn't exist."
+            )
+    else:
+        snapshot = find_snapshot(store, _check_snapshot_id(snapshot_id, store.name, call))
+    name = check_tag_name(tag_name, store.name, call)
+    retained_ms = _retained_ms(store, time_retained, call)
+    tags = TagManager(store.file_io, store.path)
+    if not tags.tag_exists(name):
+        raise _tag_missing(store, name)
+    tags.overwrite(snapshot, name, retained_ms)
+
+
+def rename_tag(store: FileStore, tag_name: str, target_tag_name: str) -> None:
+    """Rename tag ``tag_name`` to ``target_tag_name``; the tag file moves byte for byte.
+    Java's refusals: a blank name, a missing tag, a target that exists."""
+    call = "rename_tag"
+    for label, value in (("Original tag", tag_name), ("New tag", target_tag_name)):
+        if isinstance(value, str) and not value.strip():
+            raise InvalidArgumentError(
+                f"Table '{store.name}': {label} name shouldn't be blank ({value!r})."
+            )
+    name = check_tag_name(tag_name, store.name, call)
+    target = check_tag_name(target_tag_name, store.name, call)
+    tags = TagManager(store.file_io, store.path)
+    if not tags.tag_exists(name):
+        raise _tag_missing(store, name)
+    if tags.tag_exists(target) or not tags.try_rename(name, target):
+        raise _tag_taken(store, target)
 
 
 # --- delete ----------------------------------------------------------------------------------
@@ -209,9 +277,7 @@ def rollback_to_tag(store: FileStore, tag_name: str) -> int:
     name = check_tag_name(tag_name, store.name, "rollback_to")
     tagged = TagManager(store.file_io, store.path).get(name)
     if tagged is None:
-        error = TagNotExistError(name, store.name)
-        error.args = (f"Table '{store.name}': Tag '{name}' doesn't exist.",)
-        raise error
+        raise _tag_missing(store, name)
     _rollback(store, tagged)
     return tagged.id
 

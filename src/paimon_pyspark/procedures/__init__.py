@@ -28,13 +28,18 @@ work); ``'db.*'`` covers every table of ``db``:
     CALL sys.remove_orphan_files(table => 'db.*', older_than => '2024-01-01 12:00:00')
     remove_orphan_files(catalog, "db.*", older_than="2024-01-01 12:00:00", dry_run=True)
 
-The tag procedures mirror CreateTagProcedure, DeleteTagProcedure, Spark's RollbackProcedure and
-Flink's RollbackToProcedure (maintenance/tags.py does the work):
+The tag procedures mirror CreateTagProcedure, ReplaceTagProcedure, RenameTagProcedure,
+DeleteTagProcedure, Spark's RollbackProcedure and Flink's RollbackToProcedure
+(maintenance/tags.py does the work):
 
     CALL sys.create_tag(`table` => 'db.t', tag => 'v1', snapshot_id => 3, time_retained => '1 d')
     create_tag(catalog, "db.t", "v1", 3, "1 d")
     CALL sys.delete_tag(`table` => 'db.t', tag => 'v1,v2')
     delete_tag(catalog, "db.t", "v1,v2")
+    CALL sys.replace_tag(`table` => 'db.t', tag => 'v1', snapshot_id => 4)
+    replace_tag(catalog, "db.t", "v1", 4)
+    CALL sys.rename_tag(`table` => 'db.t', tag => 'v1', target_tag => 'v2')
+    rename_tag(catalog, "db.t", "v1", "v2")
     CALL sys.rollback(table => 'db.t', version => 'v1')          -- Spark: digits are a snapshot id
     rollback(catalog, "db.t", "v1")
     CALL sys.rollback_to(`table` => 'db.t', snapshot_id => 3)    -- Flink
@@ -60,6 +65,8 @@ from paimon_pyspark.procedures.calls import (
     create_tag,
     delete_tag,
     expire_snapshots,
+    rename_tag,
+    replace_tag,
     rollback,
     rollback_to,
 )
@@ -80,6 +87,8 @@ __all__ = [
     "delete_tag",
     "expire_snapshots",
     "remove_orphan_files",
+    "rename_tag",
+    "replace_tag",
     "rescale",
     "rewrite_file_index",
     "rollback",

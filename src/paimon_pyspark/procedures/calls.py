@@ -109,19 +109,26 @@ def rescale(
     table: str,
     bucket_num: int | None = None,
     partition: PartitionSpecs = None,
+    where: str | Predicate | None = None,
     progress: Progress | None = None,
 ) -> int | None:
-    """Rewrite the real buckets of ``partition`` (all partitions if None) into ``bucket_num``
-    buckets; returns the id of the OVERWRITE snapshot, or None if there was nothing to read.
+    """Rewrite the real buckets of the kept partitions (all if neither ``partition`` nor
+    ``where`` is given) into ``bucket_num`` buckets; returns the id of the OVERWRITE snapshot,
+    or None if there was nothing to read.
 
-    Java's ``CALL sys.rescale(table => 'db.t', bucket_num => 1, partition => 'dt=1')``
-    (RescaleProcedure): the partition's rows are read as a batch read sees them (postpone
-    files are not read and stay in place) and written with the new bucket count as an insert
-    overwrite of that partition. ``bucket_num`` is required for postpone tables.
+    Java's RescaleProcedure: Flink's ``CALL sys.rescale(`table` => 'db.t', bucket_num => 1,
+    partition => 'dt=1')``, Spark's ``partitions => 'dt=1;dt=2'`` (the SQL door's name for
+    ``partition``, which takes several specs too) or ``where => "dt > '1'"`` (a condition on
+    partition columns; not with ``partition``). Each kept partition's rows are read as a batch
+    read sees them (postpone files are not read and stay in place) and written with the new
+    bucket count as an insert overwrite of that partition. ``bucket_num`` is required for
+    postpone tables.
     """
     say = reporter(progress)
     loaded = runner.catalog.get_table(table)
-    keep = partition_filter(loaded.store, parse_partitions(partition), None)
+    keep = partition_filter(
+        loaded.store, parse_partitions(partition), parse_where(where, loaded.store)
+    )
     plan = plan_rescale_tasks(loaded, bucket_num, keep, say)
     return None if plan is None else runner.run(plan, say)
 
@@ -318,6 +325,67 @@ def create_tag(
         sid = _snapshot_arg(name, "snapshot", snapshot)
     retained = _text_arg(name, "time_retained", time_retained)
     catalog.get_table(table).create_tag(tag, sid, time_retained=retained)
+
+
+def replace_tag(
+    catalog: FileSystemCatalog,
+    table: str,
+    tag: str,
+    snapshot_id: int | str | None = None,
+    time_retained: str | None = None,
+    snapshot: int | str | None = None,
+) -> None:
+    """Point the existing tag ``tag`` of ``table`` at snapshot ``snapshot_id`` (the latest if
+    None), with ``time_retained`` (none if None).
+
+    Java's ``CALL sys.replace_tag(`table` => 'db.t', tag => 'v1', snapshot_id => 3,
+    time_retained => '1 d')`` (ReplaceTagProcedure: Flink's ``snapshot_id``, Spark's
+    ``snapshot``, at the same position). A missing tag or snapshot raises, as in Java.
+    """
+    name = "replace_tag"
+    if snapshot_id is not None and snapshot is not None:
+        raise CompactArgumentError(
+            f"{name}: give the snapshot as 'snapshot_id' (Flink) or 'snapshot' (Spark), not both."
+        )
+    if snapshot is None:
+        sid = _snapshot_arg(name, "snapshot_id", snapshot_id)
+    else:
+        sid = _snapshot_arg(name, "snapshot", snapshot)
+    retained = _text_arg(name, "time_retained", time_retained)
+    tag_ops.replace_tag(catalog.get_table(table).store, tag, sid, retained)
+
+
+def rename_tag(
+    catalog: FileSystemCatalog,
+    table: str,
+    tag: str | None = None,
+    target_tag: str | None = None,
+    tagname: str | None = None,
+    targettagname: str | None = None,
+) -> None:
+    """Rename tag ``tag`` of ``table`` to ``target_tag``.
+
+    Java's ``CALL sys.rename_tag(`table` => 'db.t', tag => 'v1', target_tag => 'v2')``
+    (Spark's RenameTagProcedure; Flink's names the two ``tagName`` and ``targetTagName``, at
+    the same positions, accepted here as ``tagname`` and ``targettagname``). A missing tag or
+    an existing target raises, as in Java.
+    """
+    name = "rename_tag"
+    pairs = (
+        ("tag", tag, "tagName", tagname),
+        ("target_tag", target_tag, "targetTagName", targettagname),
+    )
+    given: list[str] = []
+    for spark_name, spark_value, flink_name, flink_value in pairs:
+        if spark_value is not None and flink_value is not None:
+            raise CompactArgumentError(
+                f"{name}: give '{spark_name}' (Spark) or '{flink_name}' (Flink), not both."
+            )
+        value = _text_arg(name, spark_name, spark_value if flink_value is None else flink_value)
+        if value is None:
+            raise InvalidArgumentError(f"{name}: argument '{spark_name}' is required.")
+        given.append(value)
+    tag_ops.rename_tag(catalog.get_table(table).store, given[0], given[1])
 
 
 def delete_tag(catalog: FileSystemCatalog, table: str, tag: str) -> None:

@@ -38,7 +38,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_pyspark import options as opts
-from paimon_pyspark.errors import OptionError, SnapshotExpiredError, UnsupportedOptionError
+from paimon_pyspark.errors import (
+    InconsistentBucketsError,
+    OptionError,
+    SnapshotExpiredError,
+    UnsupportedOptionError,
+)
 from paimon_pyspark.io.data_file_reader import read_kv_records
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import INSERT, UPDATE_AFTER, VALUE_KIND
@@ -346,10 +351,12 @@ def _diff(store: FileStore, key: str, text: str, start: Snapshot, end: Snapshot)
             for s in (start, end)
         ]
         if buckets[0] != buckets[1]:
-            raise OptionError(
+            raise InconsistentBucketsError(
                 f"{_where(store, key, text)}: the bucket numbers of snapshots {start.id} and "
                 f"{end.id} differ ({buckets[0]}, {buckets[1]}), which an incremental diff "
-                "does not support."
+                "does not support.",
+                start.id,
+                end.id,
             )
     return DiffRange(start, end)
 

@@ -44,6 +44,7 @@ from paimon_pyspark.io.data_file_reader import (
     with_constants,
 )
 from paimon_pyspark.merge.merge_function import MergeSettings
+from paimon_pyspark.read import metadata_columns
 from paimon_pyspark.read.arrow_stream import SplitStream
 from paimon_pyspark.read.incremental import DELTA, DIFF, added_records, diff_rows, incremental_mode
 from paimon_pyspark.read.kv_read import final_file, merge_read, raw_convertible
@@ -60,6 +61,7 @@ from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.deletion_vector import DeletionVector
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.store.deletion_vectors import DeletionFile, dv_index_of
+from paimon_pyspark.store.external_paths import data_file_path
 from paimon_pyspark.types.arrow import to_arrow_type
 
 if TYPE_CHECKING:
@@ -119,6 +121,16 @@ class TableRead:
         self._dv_index = dv_index_of(table)
         self._raw_dv = bool(table.primary_keys) and table.options.deletion_vectors_enabled
         self._leave_out_final = False
+        self._metadata: list[str] = []
+
+    def with_metadata_columns(self, names: Sequence[str]) -> TableRead:
+        """This read, each row followed by the metadata columns ``names``
+        (read/metadata_columns.py); of a primary-key table, file path and row index come only
+        from the splits that need no merge, and a split that does is refused."""
+        self._metadata = [n for n in metadata_columns.NAMES if n in names]
+        extra = metadata_columns.arrow_fields(self._metadata, self._partition_fields)
+        self.output_schema = pa.schema([*self.output_schema, *extra])
+        return self
 
     def leaving_out_final_files(self) -> TableRead:
         """This read, giving of each primary-key split only the merged rows that do not come
@@ -287,7 +299,11 @@ class TableRead:
         for split in splits:
             if self._verdict(split) is False:
                 continue
-            if self._merge_settings is not None and not self._reads_raw(split):
+            if (
+                self._merge_settings is not None
+                and not self._reads_raw(split)
+                and not self._reads_raw_for_metadata(split)
+            ):
                 yield partial(self._read_merged, split)
                 continue
             deletions = split.deletion_files or (None,) * len(split.files)
@@ -319,6 +335,19 @@ class TableRead:
             and split.bucket != POSTPONE_BUCKET
             and all(f.level > 0 for f in split.files)
             and raw_convertible(split.files, settings, deletion_vectors=True)
+        )
+
+    def _reads_raw_for_metadata(self, split: DataSplit) -> bool:
+        """Whether a primary-key split is read file by file for the file path or row index
+        asked for: its files are its rows as they are (Java reads such a split raw)."""
+        settings = self._merge_settings
+        return (
+            settings is not None
+            and bool(metadata_columns.PER_FILE.intersection(self._metadata))
+            and self._incremental is None
+            and not self._leave_out_final
+            and split.bucket != POSTPONE_BUCKET
+            and raw_convertible(split.files, settings, self.table.options.deletion_vectors_enabled)
         )
 
     def _units(
@@ -380,15 +409,16 @@ class TableRead:
         if rows is not None:
             first_row = rows[0]
         tracking = self._tracking
-        if not fields and constants and row_group is None and not tracking:  # a count will do
+        meta = self._metadata
+        if not fields and constants and row_group is None and not tracking and not meta:
             count = f.row_count if rows is None else rows[1] - rows[0]
             if vector is not None:
                 count = int(vector.keep_mask(count, first_row).sum())
             table = with_constants(pa.table({}), self.read_fields, constants, count)
             return self._filtered(split, table).select(self.projection)
-        if fields or not tracking:
+        if fields or not (tracking or meta):
             table = read_data_file(self.table, split.bucket_path, f, fields, row_group=row_group)
-        else:  # only row-tracking (and partition) columns: no column of the file is decoded
+        else:  # only row-tracking, metadata (and partition) columns: no file column decoded
             count = f.row_count if row_group is None else self._group_rows(split, f, row_group)
             table = pa.table({_KEEP: pa.nulls(count)}).drop_columns([_KEEP])
         if rows is not None:
@@ -396,11 +426,28 @@ class TableRead:
         table = with_tracking(
             self.table, split.bucket_path, f, table, tracking, first_row, row_group
         )
+        if meta:  # positions counted before any row is dropped
+            path = data_file_path(self.table.external_paths, split.bucket_path, f, self.table.name)
+            table = metadata_columns.append_columns(
+                table,
+                meta,
+                self._partition_row(split),
+                self._partition_fields,
+                split.bucket,
+                path,
+                first_row,
+            )
         keep = kept_rows(vector, table.num_rows, first_row)
         if keep is not None and self._row_filter(split) is None:
             table, keep = table.filter(pa.array(keep)), None
-        table = with_constants(table, [*self.read_fields, *tracking], constants)
-        return self._filtered(split, table, keep).select(self.projection)
+        if meta and constants:  # with_constants keeps only the fields it is given
+            held = table.select(meta)
+            table = with_constants(table, [*self.read_fields, *tracking], constants)
+            for name in meta:
+                table = table.append_column(held.schema.field(name), held.column(name))
+        else:
+            table = with_constants(table, [*self.read_fields, *tracking], constants)
+        return self._filtered(split, table, keep).select([*self.projection, *meta])
 
     def _group_rows(self, split: DataSplit, f: DataFileMeta, row_group: int) -> int:
         groups = row_group_rows(self.table, split.bucket_path, f)
@@ -504,7 +551,17 @@ class TableRead:
                 constants,
                 vectors,
             )
-        return self._filtered(split, table).select(self.projection)
+        table = self._filtered(split, table).select(self.projection)
+        if self._metadata:
+            metadata_columns.refuse_merged(self.table.name, self._metadata)
+            table = metadata_columns.append_columns(
+                table,
+                self._metadata,
+                self._partition_row(split),
+                self._partition_fields,
+                split.bucket,
+            )
+        return table
 
     def _before_split(self, split: DataSplit) -> DataSplit:
         """A diff split with the start snapshot's files of its bucket (and their deletion

@@ -16,6 +16,7 @@ from pyspark.sql import SparkSession
 
 import paimon_pyspark.spark.compat  # noqa: F401  (first: an old pyspark fails there, by name)
 from paimon_pyspark.spark.datasource import PaimonDataSource, PaimonPySparkDataSource
+from paimon_pyspark.spark.magic import install as install_magic
 from paimon_pyspark.spark.read import read
 from paimon_pyspark.spark.sql import set_warehouse, sql
 from paimon_pyspark.spark.write import MAX_BYTES_PER_BATCH, write
@@ -29,7 +30,8 @@ def register(
     options: Mapping[str, Any] | None = None,
 ) -> None:
     """Register the sources on ``spark`` (or the active session); with ``warehouse`` (and its
-    filesystem ``options``), make it the default warehouse of ``sql(spark, ...)``.
+    filesystem ``options``), make it the default warehouse of ``sql(spark, ...)`` and, in an
+    IPython shell, install the ``%%paimon_sql`` cell magic (spark/magic.py).
 
     Spark checks the size of every row it packs into an Arrow batch for a Python writer, which
     halves the speed of ``df.write.format("paimon")``; a Python data source cannot change that
@@ -46,6 +48,7 @@ def register(
         session.conf.set(MAX_BYTES_PER_BATCH, str(2**31 - 1))
     if warehouse is not None:
         set_warehouse(session, warehouse, options)
+        install_magic(session)
 
 
 if SparkSession.getActiveSession() is not None:

@@ -38,7 +38,14 @@ from pyspark.sql.datasource import (
     InputPartition,
     WriterCommitMessage,
 )
-from pyspark.sql.types import StructType
+from pyspark.sql.types import (
+    DataType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
 
 from paimon_pyspark.bucket.door_assigner import agreed_buckets
 from paimon_pyspark.errors import (
@@ -51,12 +58,17 @@ from paimon_pyspark.errors import (
 )
 from paimon_pyspark.fs.options import fs_options
 from paimon_pyspark.merge.merge_function import MergeSettings
+from paimon_pyspark.read import metadata_columns as meta
+from paimon_pyspark.read.metadata_columns import PER_FILE, refuse_merged
+from paimon_pyspark.read.metadata_columns import arrow_fields as metadata_arrow_fields
+from paimon_pyspark.read.metadata_columns import parse_names as parse_metadata
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.split_codec import decode_splits, encode_splits
 from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
+from paimon_pyspark.spark.merge_schema import align_batches, merge_into_table, pop_merge_options
 from paimon_pyspark.spark.native import SKIP_RAW_SPLITS, is_raw
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.streaming import (
@@ -84,6 +96,7 @@ COLUMNS = "columns"
 PARALLELISM = "parallelism"
 """Reader option: the cores a read spreads over (Spark's defaultParallelism, which
 ``paimon_pyspark.spark.read`` passes; a data source cannot ask Spark for it)."""
+METADATA_COLUMNS = meta.OPTION
 DEFAULT_PARALLELISM = os.cpu_count() or 2
 MAX_PARTITION_BYTES = 128 * 1024 * 1024
 """Spark's spark.sql.files.maxPartitionBytes default."""
@@ -137,15 +150,49 @@ class PaimonDataSource(DataSource):
         self._predicate(table)
         self._parallelism()
         names = self._columns(table)
-        if names is None:
+        meta = self._metadata(table)
+        if names is None and not meta:
             return full
         by_name = {f.name: f for f in full.fields}
-        return StructType([by_name[n] for n in names])
+        fields = [by_name[n] for n in (names if names is not None else full.fieldNames())]
+        return StructType(fields + _metadata_fields(meta, table, full))
+
+    def _metadata(self, table: FileStoreTable) -> list[str]:
+        """The metadata columns asked for; a primary-key split that needs a merge refuses file
+        path and row index here, at ``load()``, as Java refuses them when it reads."""
+        names = parse_metadata(self.opts.get(METADATA_COLUMNS), self.identifier)
+        if not names:
+            return names
+        if isinstance(table, SystemTable):
+            raise UnsupportedOperationError(
+                f"Table '{self.identifier}' is a system table, which has no metadata columns."
+            )
+        if table.primary_keys and PER_FILE.intersection(names):
+            if table.options.get("incremental-between") or table.options.get(
+                "incremental-between-timestamp"
+            ):
+                refuse_merged(self.identifier, names)
+            settings = MergeSettings.from_table(table.store)
+            dv = table.options.deletion_vectors_enabled
+            splits = self._builder_splits(table)
+            if not all(is_raw(s, settings, dv) for s in splits):
+                refuse_merged(self.identifier, names)
+        return names
+
+    def _builder_splits(self, table: FileStoreTable) -> list[DataSplit]:
+        rb = table.new_read_builder()
+        predicate = self._predicate(table)
+        if predicate is not None:
+            rb = rb.with_filter(predicate)
+        return list(rb.new_scan().plan().splits())
 
     def reader(self, schema: StructType) -> DataSourceReader:
         ref = self._ref()
         table = ref.load()
         allowed = self._columns(table)
+        meta = self._metadata(table)
+        if meta:
+            schema = StructType([f for f in schema.fields if f.name not in meta])
         if allowed is not None:
             kept = {a.lower() for a in allowed}
             outside = [n for n in schema.fieldNames() if n.lower() not in kept]
@@ -156,7 +203,7 @@ class PaimonDataSource(DataSource):
                 )
         skip_raw = self.opts.get(SKIP_RAW_SPLITS, "false").lower() == "true"
         return PaimonReader(
-            ref, table, schema, self.opts.get(FILTER), self._parallelism(), skip_raw
+            ref, table, schema, self.opts.get(FILTER), self._parallelism(), skip_raw, meta
         )
 
     def _parallelism(self) -> int:
@@ -201,6 +248,10 @@ class PaimonDataSource(DataSource):
         """``overwrite``: mode('overwrite') or INSERT OVERWRITE, a dynamic partition overwrite,
         or a static one with option ``overwrite-partition`` (``dt=2026-06-26,hr=10``).
 
+        ``write.merge-schema`` (or ``mergeSchema``) merges ``schema`` into the table's first
+        (spark/merge_schema.py); the session's ``spark.paimon.*`` settings do not reach a data
+        source, so here it is a write option only.
+
         A dynamic-bucket table (HASH_DYNAMIC): every task gives a key the bucket its index or
         the job's pinned plan gives it (bucket/door_assigner.py); a partition keeps option
         ``parallelism`` buckets open (default: the driver's cores), as Java's Spark writer has
@@ -209,7 +260,11 @@ class PaimonDataSource(DataSource):
             raise UnsupportedOperationError(
                 f"Table '{self.identifier}' is a system table, which is read-only."
             )
-        ref, table = ensure_table(self.warehouse, self.identifier, schema, self.opts)
+        opts = dict(self.opts)
+        merge, explicit = pop_merge_options(opts)
+        ref, table = ensure_table(self.warehouse, self.identifier, schema, opts)
+        if merge and merge_into_table(table, schema, explicit)[0]:
+            table = ref.load()  # the merged schema is committed before any task writes
         if not overwrite:
             refuse_upsert(table.store, "df.write.format('paimon')")
         if table.primary_keys and table.bucket_mode == BucketMode.KEY_DYNAMIC:
@@ -233,7 +288,7 @@ class PaimonDataSource(DataSource):
             )
         plan = plan_overwrite(table, spec) if overwrite else None
         job = WriteJob(ref, shared_buckets=True, overwrite=plan, agreed_buckets=agreed)
-        return PaimonWriter(job)
+        return PaimonWriter(job, align=merge)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> PaimonStreamWriter:
         """``df.writeStream.format("paimon")``: every micro-batch committed exactly once, as
@@ -268,10 +323,17 @@ class PaimonCommitMessage(WriterCommitMessage):
 
 
 class PaimonWriter(DataSourceArrowWriter):
-    def __init__(self, job: WriteJob) -> None:
+    """``align``: ``write.merge-schema`` is on, so each task aligns its batches to the
+    table's latest schema by name (spark/merge_schema.py) before writing them."""
+
+    def __init__(self, job: WriteJob, align: bool = False) -> None:
         self.job = job
+        self.align = align
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
+        if self.align:
+            table = self.job.ref.load()
+            iterator = align_batches(iterator, table.arrow_schema, table.name)
         return PaimonCommitMessage(self.job.write_task(iterator).to_bytes())
 
     def commit(self, messages: Sequence[WriterCommitMessage | None]) -> None:
@@ -299,18 +361,24 @@ class PaimonReader(DataSourceReader):
         filter: str | None = None,
         parallelism: int = DEFAULT_PARALLELISM,
         skip_raw: bool = False,
+        metadata: Sequence[str] = (),
     ) -> None:
         """``table``: ``ref`` as the planner loaded it, for the projection and ``partitions()``
         (Spark calls both in the one planner process); the reader goes to the executors as
         ``ref`` and loads the table there. ``skip_raw``: read only what Spark's Parquet
         reader does not (spark/native.py): the splits that need a merge, without their final
-        files."""
+        files. ``metadata``: the metadata columns that follow ``schema``'s."""
         self.skip_raw = skip_raw
         self.ref = ref
         self.filter = filter if filter is not None and filter.strip() else None
         self.parallelism = parallelism
-        self.arrow_schema = spark_arrow_schema(schema)
+        self.metadata = list(metadata)
         self.projection = _projection(table.field_names, schema.fieldNames(), ref.identifier)
+        self.arrow_schema = spark_arrow_schema(schema)
+        if self.metadata:
+            partition_fields = list(table.table_schema.partition_fields())
+            extra = metadata_arrow_fields(self.metadata, partition_fields)
+            self.arrow_schema = pa.schema([*self.arrow_schema, *extra])
         self._table: FileStoreTable | None = table
 
     def __getstate__(self) -> dict[str, Any]:
@@ -373,6 +441,8 @@ class PaimonReader(DataSourceReader):
             read = rb.new_read()
             if self.skip_raw:
                 read = read.leaving_out_final_files()
+            if self.metadata:
+                read = read.with_metadata_columns(self.metadata)
             batches = iter(read.to_arrow_batch_reader(splits))
         for batch in batches:
             columns = [
@@ -409,6 +479,22 @@ def decode_rows(value: bytes) -> pa.Table:
         return pa.ipc.open_stream(pa.py_buffer(value[head + 1 :])).read_all()
     except pa.ArrowInvalid as e:
         raise CorruptRecordError(f"System table rows do not decode: {e}") from None
+
+
+def _metadata_fields(
+    names: Sequence[str], table: FileStoreTable, full: StructType
+) -> list[StructField]:
+    """The Spark fields of the metadata columns ``names``: the partition's struct has the
+    partition columns' Spark types."""
+    by_name = {f.name: f for f in full.fields}
+    partition = StructType([by_name[k] for k in table.partition_keys])
+    types: dict[str, DataType] = {
+        meta.FILE_PATH: StringType(),
+        meta.ROW_INDEX: LongType(),
+        meta.PARTITION: partition,
+        meta.BUCKET: IntegerType(),
+    }
+    return [StructField(n, types[n], True) for n in names]
 
 
 def _projection(table_fields: list[str], wanted: list[str], identifier: str) -> list[str]:

@@ -42,6 +42,10 @@ copy-on-write with ``CASE WHEN cond THEN new ELSE old END`` per assigned column.
 
 Every statement that writes rows runs one ``WriteJob``: a failure anywhere removes the files it
 wrote and commits nothing. A partition drop writes no file, only its commit.
+
+MERGE INTO (spark/merge.py) reuses these helpers: the target's reads, the -D/+U/+I write of a
+primary-key table, the file deletions of a copy-on-write rewrite and the vectors of a
+deletion-vector change.
 """
 
 from __future__ import annotations
@@ -485,14 +489,26 @@ def _copy_on_write(
     if not touched:
         return None
     chosen = [files[i] for i in touched]
+    messages = _file_deletions(target, chosen)
+    rows = rewrite(_file_rows(target, chosen)).drop(FILE_COLUMN)
+    ref, writer_table = _appending(target)
+    job = WriteJob(ref, postpone_buckets=postpone_bucket_counts(writer_table))
+    ids = run_write(rows, writer_table, job, driver_messages=messages)
+    return ids[-1] if ids else None
+
+
+def _file_deletions(target: _Target, chosen: Sequence[DataSplit]) -> list[CommitMessage]:
+    """The driver's messages deleting the files of ``chosen`` (single-file splits of the
+    statement's snapshot), one per (partition, bucket)."""
+    assert target.snapshot is not None
     totals = {
         (e.partition, e.bucket, e.file.file_name): e.total_buckets
-        for e in table.store.manifest_io.live_entries(target.snapshot)
+        for e in target.table.store.manifest_io.live_entries(target.snapshot)
     }
     deleted: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     for s in chosen:
         deleted.setdefault((s.partition, s.bucket), []).extend(s.files)
-    messages = [
+    return [
         CommitMessage(
             partition,
             bucket,
@@ -501,11 +517,6 @@ def _copy_on_write(
         )
         for (partition, bucket), group in sorted(deleted.items())
     ]
-    rows = rewrite(_file_rows(target, chosen)).drop(FILE_COLUMN)
-    ref, writer_table = _appending(target)
-    job = WriteJob(ref, postpone_buckets=postpone_bucket_counts(writer_table))
-    ids = run_write(rows, writer_table, job, driver_messages=messages)
-    return ids[-1] if ids else None
 
 
 def _mark_deleted(

@@ -45,6 +45,7 @@ from paimon_pyspark.errors import FileMissingError, OptionError
 from paimon_pyspark.fs.local import LocalFileIO
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.options import TIME_TRAVEL_KEYS
+from paimon_pyspark.read import metadata_columns
 from paimon_pyspark.read.kv_read import final_file, raw_convertible
 from paimon_pyspark.read.predicate import CompoundPredicate, LeafPredicate, Predicate
 from paimon_pyspark.read.scan import DataSplit
@@ -153,6 +154,8 @@ def native_frame(
             "true or false."
         )
     if flag == "false" or any(opts.get(k) for k in _PLAN_KEYS) or not eligible(table):
+        return None
+    if opts.get(metadata_columns.OPTION):  # the Python source adds them
         return None
     filter_text = opts.get("filter")
     predicate = None

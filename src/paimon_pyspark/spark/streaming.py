@@ -73,10 +73,12 @@ from paimon_pyspark.mergetree.compaction import lookup_compaction_supported
 from paimon_pyspark.read.split_codec import decode_splits, encode_splits
 from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
+from paimon_pyspark.spark.merge_schema import SPARK_MERGE_SCHEMA
 from paimon_pyspark.spark.tables import ensure_table
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.store.deletion_vectors import index_handler_of
+from paimon_pyspark.store.schema_merge import MERGE_SCHEMA
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.table_commit import TableCommit
 from paimon_pyspark.table.upsert import refuse_upsert
@@ -152,6 +154,14 @@ def stream_writer(
             f"Table '{identifier}': writeStream.format('paimon') supports the append and update "
             "output modes; complete mode (an overwrite per micro-batch) is not supported."
         )
+    for key in (MERGE_SCHEMA, SPARK_MERGE_SCHEMA):
+        if (options.get(key) or "false").strip().lower() != "false":
+            raise UnsupportedOptionError(
+                f"Table '{identifier}': writeStream.format('paimon') does not merge schemas "
+                f"('{key}' = '{options[key]}'); write each micro-batch with foreachBatch and "
+                "paimon_pyspark.spark.write(df, warehouse, table, options={"
+                f"'{MERGE_SCHEMA}': 'true'}})."
+            )
     table_opts = {k: v for k, v in options.items() if k not in STREAM_KEYS}
     ref, table = ensure_table(warehouse, identifier, schema, table_opts)
     refuse_upsert(table.store, "writeStream.format('paimon')")

@@ -42,6 +42,7 @@ JOB_KEYS = {
     "parallelism",
     "native-read",
     "skip-raw-splits",
+    "metadata-columns",
 }
 
 

@@ -39,6 +39,7 @@ from paimon_pyspark.read.bootstrap import bootstrap_splits
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.split_codec import decode_split, encode_split
 from paimon_pyspark.spark.job import TaskResult, WriteJob, driver_result
+from paimon_pyspark.spark.merge_schema import merge_frame, pop_merge_options, session_merge_options
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.tables import OVERWRITE_PARTITION, ensure_table, plan_overwrite
 from paimon_pyspark.spec.commit_message import CommitMessage
@@ -72,6 +73,9 @@ def write(
     ``options`` are table options for this write (dynamic options); with ``create = true`` a
     missing table is created from the DataFrame's schema, using ``partition-keys`` and
     ``primary-keys`` (comma-separated) and the remaining options as table options.
+    ``write.merge-schema`` (or ``mergeSchema``, or the session's
+    ``spark.paimon.write.merge-schema``) merges the DataFrame's schema into the table's first,
+    with ``write.merge-schema.explicit-cast`` for narrowing casts (spark/merge_schema.py).
 
     ``mode = "overwrite"`` replaces the partitions ``df`` writes (dynamic partition overwrite;
     the whole table with ``dynamic-partition-overwrite = false`` or no partition keys), or,
@@ -88,8 +92,11 @@ def write(
         raise OptionError(
             f"Table '{table}': option '{OVERWRITE_PARTITION}' needs mode 'overwrite'."
         )
+    merge, explicit = pop_merge_options(raw, session_merge_options(df))
     opts = {k: str(v) for k, v in raw.items()}
     ref, loaded = ensure_table(warehouse, table, df.schema, opts)
+    if merge:  # the merged schema is committed before any data file is written, as in Java
+        df, loaded = merge_frame(df, loaded, explicit, ref.load)
     if mode == "append" and is_upsert_table(loaded.store):
         # RewriteUpsertTable: the rows are gathered on the driver and upserted in one commit
         return upsert_arrow(loaded, df.toArrow())

@@ -15,15 +15,40 @@ import sqlglot
 from sqlglot import Token, TokenType, exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.parsers.spark import SparkParser
 
 from paimon_pyspark.errors import SqlSyntaxError
 
 
 class Paimon(Spark):
-    """Spark SQL with Flink's ``BYTES``; everything else is sqlglot's Spark dialect."""
+    """Spark SQL with Flink's ``BYTES`` and Flink's ``NOT NULL`` on the element, key and value
+    types of ``ARRAY<...>`` / ``MAP<...>``; everything else is sqlglot's Spark dialect."""
 
     class Tokenizer(Spark.Tokenizer):
         KEYWORDS = {**Spark.Tokenizer.KEYWORDS, "BYTES": TokenType.VARBINARY}
+
+    class Parser(SparkParser):
+        def _parse_types(
+            self,
+            check_func: bool = False,
+            schema: bool = False,
+            allow_identifiers: bool = True,
+            with_collation: bool = False,
+        ) -> exp.Expr | None:
+            """A ``NOT NULL`` after an inner type of ``ARRAY<...>`` / ``MAP<...>`` (sqlglot parses
+            those with ``with_collation``, after ``<`` or ``,``) marks it ``nullable=False``."""
+            start = self._index
+            this: exp.Expr | None = super()._parse_types(
+                check_func, schema, allow_identifiers, with_collation
+            )
+            inner = (
+                with_collation
+                and start > 0
+                and self._tokens[start - 1].token_type in (TokenType.LT, TokenType.COMMA)
+            )
+            if inner and isinstance(this, exp.DataType) and self._match_text_seq("NOT", "NULL"):
+                this.set("nullable", False)
+            return this
 
 
 DIALECT = Paimon()

@@ -12,9 +12,16 @@ from typing import Any
 
 from sqlglot import Token, TokenType, exp
 
-from paimon_pyspark.errors import SqlSyntaxError, UnsupportedStatementError
+from paimon_pyspark.errors import SqlError, SqlSyntaxError, UnsupportedStatementError
+from paimon_pyspark.sql import table_ddl
+from paimon_pyspark.sql.alter_columns import parse_alter_columns
 from paimon_pyspark.sql.dialect import parse_expression, parse_one, table_hint, to_sql, tokenize
+from paimon_pyspark.sql.explain import Explain, parse_explain
+from paimon_pyspark.sql.merge import MergeInto, parse_merge
+from paimon_pyspark.sql.show import ShowStatement, parse_describe, parse_show
+from paimon_pyspark.sql.tags import TagStatement, parse_tag_statement
 from paimon_pyspark.sql.types import paimon_type
+from paimon_pyspark.sql.views import CreateTempView, parse_temp_view
 from paimon_pyspark.store.schema_change import Move, SchemaChange
 from paimon_pyspark.types.data_types import DataType
 
@@ -129,6 +136,8 @@ class Insert:
     static_partition: dict[str, Any] = field(default_factory=dict)
     partition_columns: list[str] = field(default_factory=list)
     hints: dict[str, str] = field(default_factory=dict)
+    by_name: bool = False
+    """``INSERT INTO t BY NAME``: the query's columns are matched to the table's by name."""
 
 
 @dataclass(frozen=True)
@@ -146,9 +155,13 @@ class Update:
 
 @dataclass(frozen=True)
 class Call:
+    """``CALL sys.<procedure>(...)``; ``spark_quoted``: a double-quoted string is an argument,
+    which only Spark SQL reads as a string (sql/procedure_args.py)."""
+
     procedure: str
     args: list[Any]
     kwargs: dict[str, Any]
+    spark_quoted: bool = False
 
 
 @dataclass(frozen=True)
@@ -180,6 +193,15 @@ Statement = (
     | Call
     | Query
     | SetOption
+    | TagStatement
+    | table_ddl.TruncateTable
+    | table_ddl.ReplaceTable
+    | table_ddl.AddPartitions
+    | table_ddl.DropPartitions
+    | MergeInto
+    | ShowStatement
+    | CreateTempView
+    | Explain
 )
 
 
@@ -213,11 +235,15 @@ def _literal(node: exp.Expr, where: str) -> Any:
     raise SqlSyntaxError(f"{where} takes a literal value, got {node.sql()}.")
 
 
-def _property_options(props: exp.Properties | None) -> tuple[dict[str, str], str | None, list[str]]:
-    """(table options, comment, partition keys) of a CREATE TABLE's properties."""
+def _property_options(
+    props: exp.Properties | None,
+) -> tuple[dict[str, str], str | None, list[str], list[exp.ColumnDef]]:
+    """(table options, comment, partition keys, typed partition columns) of a CREATE TABLE's
+    properties: Spark's ``PARTITIONED BY (dt STRING)`` declares the columns it names."""
     options: dict[str, str] = {}
     comment: str | None = None
     partitions: list[str] = []
+    typed: list[exp.ColumnDef] = []
     for prop in props.expressions if props else []:
         if isinstance(prop, exp.SchemaCommentProperty):
             comment = str(_literal(prop.this, "COMMENT"))
@@ -225,8 +251,13 @@ def _property_options(props: exp.Properties | None) -> tuple[dict[str, str], str
             schema = prop.this
             for col in schema.expressions if isinstance(schema, exp.Schema) else [schema]:
                 if isinstance(col, exp.ColumnDef):
-                    raise _unsupported("Declaring a column in PARTITIONED BY", col.sql())
+                    typed.append(col)
                 partitions.append(col.name)
+            if typed and len(typed) != len(partitions):
+                raise SqlSyntaxError(
+                    "PARTITIONED BY: cannot mix partition columns with a type and partition "
+                    f"columns without one, as Spark: {prop.sql(dialect='spark')}"
+                )
         elif isinstance(prop, exp.FileFormatProperty):
             using = prop.name.lower()
             if using != "paimon":
@@ -237,7 +268,7 @@ def _property_options(props: exp.Properties | None) -> tuple[dict[str, str], str
             options[name] = _option_value(prop.args.get("value"), name)
         else:
             raise _unsupported(f"The table property {prop.sql(dialect='spark')}", prop.sql())
-    return options, comment, partitions
+    return options, comment, partitions, typed
 
 
 def _option_value(node: exp.Expr | None, key: str) -> str:
@@ -251,10 +282,11 @@ def _option_value(node: exp.Expr | None, key: str) -> str:
 
 def _create_table(node: exp.Create, text: str) -> CreateTable:
     props = node.args.get("properties")
-    options, comment, partitions = _property_options(props)
+    options, comment, partitions, typed = _property_options(props)
     spark_style = (
         any(isinstance(p, exp.FileFormatProperty) for p in (props.expressions if props else []))
         or "primary-key" in options
+        or bool(typed)
     )
     target = node.this
     columns: list[Column] = []
@@ -283,6 +315,19 @@ def _create_table(node: exp.Create, text: str) -> CreateTable:
     if not primary and "primary-key" in options:
         primary = [k.strip() for k in options.pop("primary-key").split(",") if k.strip()]
     query = node.expression
+    if typed and query is not None:
+        raise SqlSyntaxError(
+            f"Table {TableName.of(table_node)}: partition column types may not be given in "
+            "CREATE TABLE AS SELECT, as in Spark."
+        )
+    for col in typed:  # Spark appends them to the schema, in PARTITIONED BY order
+        if col.name.lower() in (c.name.lower() for c in columns):
+            raise SqlError(
+                f"Table {TableName.of(table_node)}: column '{col.name}' of PARTITIONED BY is "
+                "declared in the column list already; give it once (PARTITIONED BY (name) "
+                "names a column of the list)."
+            )
+        columns.append(_column(col, spark_style=True))
     if query is not None and columns:
         raise _unsupported("CREATE TABLE AS SELECT with a column list", text)
     if query is None and not columns:
@@ -337,7 +382,10 @@ def _insert(node: exp.Insert, text: str) -> Insert:
         target = target.this
     if not isinstance(target, exp.Table):
         raise _unsupported("INSERT into something that is not a table", text)
-    for unsupported in ("by_name", "ignore", "exists", "where", "conflict", "returning"):
+    by_name = bool(node.args.get("by_name"))
+    if by_name and columns is not None:
+        raise SqlSyntaxError(f"INSERT takes a column list or BY NAME, not both: {text}")
+    for unsupported in ("ignore", "exists", "where", "conflict", "returning"):
         if node.args.get(unsupported):
             raise _unsupported(f"INSERT with {unsupported.upper().replace('_', ' ')}", text)
     static: dict[str, Any] = {}
@@ -363,6 +411,7 @@ def _insert(node: exp.Insert, text: str) -> Insert:
         static_partition=static,
         partition_columns=dynamic,
         hints=hint.options if hint else {},
+        by_name=by_name,
     )
 
 
@@ -394,7 +443,8 @@ def _call(text: str, body: str) -> Call:
                     f"CALL sys.{path[1]}: a positional argument follows a named one: {text}"
                 )
             args.append(_literal(arg, f"CALL sys.{path[1]}: argument {len(args) + 1}"))
-    return Call(path[1], args, kwargs)
+    quoted = any(t.token_type == TokenType.STRING and body[t.start] == '"' for t in tokenize(body))
+    return Call(path[1], args, kwargs, quoted)
 
 
 def _words(tokens: list[Token]) -> list[str]:
@@ -416,7 +466,7 @@ def _show(text: str, body: str) -> Statement:
                 names = names[1:]
             if len(names) == 1:
                 return ShowTables(names[0])
-    raise _unsupported(f"SHOW {' '.join(words[:2])}", text)
+    return parse_show(text, body, tokens)
 
 
 def _alter(text: str, body: str) -> Statement:
@@ -492,46 +542,67 @@ def _alter_set(node: exp.Alter, text: str) -> Statement:
 
 
 def _column_changes(action: exp.Expr, text: str) -> list[SchemaChange]:
-    """The schema changes of one column action of an ALTER TABLE (Spark's syntax)."""
+    """The schema changes of one column action of an ALTER TABLE (Spark's syntax). A column is
+    named by its path (``c``, ``s.f``, ``arr.element.f``), as Java's SparkCatalog passes it on;
+    a new column's FIRST/AFTER places it among its siblings. ``ALTER|CHANGE COLUMN`` is read
+    from tokens (sql/alter_columns.py)."""
     if isinstance(action, exp.Schema):
         return [c for item in action.expressions for c in _column_changes(item, text)]
     if isinstance(action, exp.ColumnDef):
-        column = _column(action, spark_style=True)
+        path = _column_path(action.this, text)
+        plain = action.copy()
+        plain.set("this", exp.to_identifier(path[-1]))
+        column = _column(plain, spark_style=True)
         position = action.args.get("position")
         move = None
         if isinstance(position, exp.ColumnPosition):
             where = position.args.get("position")
             if where == "FIRST":
-                move = Move.first(column.name)
+                move = Move.first(path[0])
             elif where == "AFTER" and isinstance(position.this, exp.Column):
-                move = Move.after(column.name, position.this.name)
+                move = Move.after(path[0], position.this.name)
             else:
                 raise _unsupported(f"ADD COLUMN ... {position.sql()}", text)
-        return [SchemaChange.add_column(column.name, column.type, column.comment, move)]
+        return [SchemaChange.add_column(path, column.type, column.comment, move)]
     if isinstance(action, exp.Drop) and action.args.get("kind") in ("COLUMN", "COLUMNS"):
-        names: list[str] = []
+        paths: list[tuple[str, ...]] = []
         for item in action.args.get("tables") or []:
             parts = item.expressions if isinstance(item, exp.Schema) else [item]
-            names += [p.name for p in parts]
-        return [SchemaChange.drop_column(n) for n in names]
+            paths += [_column_path(p, text) for p in parts]
+        return [SchemaChange.drop_column(p) for p in paths]
     if isinstance(action, exp.RenameColumn):
         old, new = action.this, action.args.get("to")
-        if not isinstance(old, exp.Column) or not isinstance(new, exp.Column):
+        if not isinstance(old, (exp.Column, exp.Dot)) or not isinstance(new, exp.Column):
             raise SqlSyntaxError(f"Expected RENAME COLUMN a TO b in: {text}")
-        return [SchemaChange.rename_column(old.name, new.name)]
+        if new.table:
+            raise SqlSyntaxError(f"RENAME COLUMN ... TO takes a name, not a path: {text}")
+        return [SchemaChange.rename_column(_column_path(old, text), new.name)]
     if isinstance(action, exp.AlterColumn) and not action.args.get("rename_to"):
-        name = action.this.name
+        path = _column_path(action.this, text)
+        name = ".".join(path)
         dtype = action.args.get("dtype")
         comment = action.args.get("comment")
         allow_null = action.args.get("allow_null")
         if isinstance(dtype, exp.DataType):
             t = paimon_type(dtype, name, True)
-            return [SchemaChange.update_column_type(name, t, keep_nullability=True)]
+            return [SchemaChange.update_column_type(path, t, keep_nullability=True)]
         if isinstance(comment, exp.Literal):
-            return [SchemaChange.update_column_comment(name, str(comment.this))]
+            return [SchemaChange.update_column_comment(path, str(comment.this))]
         if allow_null is not None:
-            return [SchemaChange.update_column_nullability(name, bool(action.args.get("drop")))]
+            return [SchemaChange.update_column_nullability(path, bool(action.args.get("drop")))]
     raise _unsupported(f"ALTER TABLE ... {action.sql(dialect='spark')[:40]}", text)
+
+
+def _column_path(node: exp.Expr | None, text: str) -> tuple[str, ...]:
+    """A column's name parts as sqlglot reads ``s.f.g``: an identifier, a column (up to four
+    parts) or dots over them."""
+    if isinstance(node, exp.Dot):
+        return _column_path(node.this, text) + _column_path(node.expression, text)
+    if isinstance(node, exp.Column):
+        return tuple(p.name for p in node.parts)
+    if isinstance(node, exp.Identifier) and node.name:
+        return (node.name,)
+    raise SqlSyntaxError(f"Expected a column name, got {node.sql() if node else 'nothing'}: {text}")
 
 
 def _set_tokens(text: str, tokens: list[Token]) -> SetOption:
@@ -570,9 +641,6 @@ _QUERIES = (exp.Query, exp.Values)
 
 
 _KIND_NAMES: dict[type[exp.Expr], str] = {
-    exp.TruncateTable: "TRUNCATE TABLE",
-    exp.Merge: "MERGE INTO",
-    exp.Describe: "DESCRIBE",
     exp.Cache: "CACHE TABLE",
     exp.Uncache: "UNCACHE TABLE",
 }
@@ -581,8 +649,9 @@ _KIND_NAMES: dict[type[exp.Expr], str] = {
 def parse_statement(text: str) -> Statement:
     """One SQL statement, typed.
 
-    ``CALL``, ``SHOW`` and ``ALTER TABLE ... UNSET/RESET`` are read from the dialect's tokens
-    (sqlglot has no tree for them); everything else from sqlglot's tree."""
+    ``CALL``, ``SHOW``, ``ALTER TABLE ... UNSET/RESET``, tag DDL (sql/tags.py) and ``ALTER|CHANGE
+    COLUMN`` (sql/alter_columns.py) are read from the dialect's tokens (sqlglot has no tree for
+    them); everything else from sqlglot's tree."""
     tokens = tokenize(text)
     if not tokens:
         raise SqlSyntaxError("Empty SQL statement.")
@@ -593,12 +662,27 @@ def parse_statement(text: str) -> Statement:
         return _call(text, body)
     if first == "SHOW":
         return _show(text, body)
+    if first == "EXPLAIN" and (explain := parse_explain(body)) is not None:
+        return explain
     if tokens[0].token_type == TokenType.COMMAND:
         raise _unsupported(first, text)
     if first == "SET":
         return _set_tokens(text, tokens)
     if first == "ALTER" and {"UNSET", "RESET"} & set(_words(tokens[:8])):
         return _alter(text, body)
+    if first == "ALTER" and table_ddl.is_partition_ddl(tokens):
+        return table_ddl.alter_partitions(text, tokens)
+    if table_ddl.is_replace(tokens):
+        return table_ddl.replace_table(
+            parse_one(table_ddl.replace_text(text, tokens)), text, or_create=False
+        )
+    if first == "ALTER":
+        tag = parse_tag_statement(text, tokens)
+        if tag is not None:
+            return tag
+        altered = parse_alter_columns(text, tokens)
+        if altered is not None:
+            return AlterTableColumns(TableName(*reversed(altered[0])), altered[2], altered[1])
     node = parse_one(text)
     if isinstance(node, _QUERIES):
         return Query(node, text)
@@ -608,6 +692,10 @@ def parse_statement(text: str) -> Statement:
             return CreateDatabase(_database_name(node.this, text), bool(node.args.get("exists")))
         if kind == "TABLE" and not node.args.get("replace"):
             return _create_table(node, text)
+        if kind == "TABLE":
+            return table_ddl.replace_table(node, text, or_create=True)
+        if kind == "VIEW" and (view := parse_temp_view(node, text)) is not None:
+            return view
         raise _unsupported(
             f"CREATE {'OR REPLACE ' if node.args.get('replace') else ''}{kind}", text
         )
@@ -626,10 +714,16 @@ def parse_statement(text: str) -> Statement:
         return Use(_database_name(_as_database(node.this), text))
     if isinstance(node, exp.Insert):
         return _insert(node, text)
+    if isinstance(node, exp.TruncateTable):
+        return table_ddl.truncate_table(node, text)
     if isinstance(node, exp.Delete):
         return _delete(node, text)
     if isinstance(node, exp.Update):
         return _update(node, text)
+    if isinstance(node, exp.Merge):
+        return parse_merge(node, text)
+    if isinstance(node, exp.Describe):
+        return parse_describe(node, text)
     if isinstance(node, exp.Alter):
         return _alter_set(node, text)
     if isinstance(node, exp.Set):

@@ -98,9 +98,13 @@ def paimon_type(t: exp.DataType, column: str, spark_style: bool) -> DataType:
                     f"Column '{column}': struct field {f.sql()} has no type."
                 )
             ft = paimon_type(f.kind, f"{column}.{f.name}", spark_style)
-            if any(isinstance(c.kind, exp.NotNullColumnConstraint) for c in f.constraints):
-                ft = ft.copy(False)
-            fields.append(DataField(i, f.name, ft))
+            comment = None
+            for c in f.constraints:
+                if isinstance(c.kind, exp.NotNullColumnConstraint):
+                    ft = ft.copy(False)
+                elif isinstance(c.kind, exp.CommentColumnConstraint):
+                    comment = c.kind.this.name
+            fields.append(DataField(i, f.name, ft, comment))
         return RowType(tuple(fields))
     raise UnsupportedTypeError(
         f"Column '{column}': type {t.sql(dialect='spark')} has no Paimon type here."
@@ -110,4 +114,5 @@ def paimon_type(t: exp.DataType, column: str, spark_style: bool) -> DataType:
 def _nested(node: exp.Expr, column: str, spark_style: bool) -> DataType:
     if not isinstance(node, exp.DataType):
         raise UnsupportedTypeError(f"Column '{column}': {node.sql()} is not a type.")
-    return paimon_type(node, column, spark_style)
+    t = paimon_type(node, column, spark_style)
+    return t.copy(False) if node.args.get("nullable") is False else t

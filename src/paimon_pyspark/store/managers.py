@@ -325,10 +325,33 @@ class TagManager:
         time_retained_ms: int | None = None,
         create_time: dt.datetime | None = None,
     ) -> bool:
-        """Publish ``tag/tag-<name>`` create-if-absent; False when the name is taken.
+        """Publish ``tag/tag-<name>`` create-if-absent; False when the name is taken."""
+        text = self.tag_json(snapshot, time_retained_ms, create_time)
+        self.file_io.mkdirs(self.tag_dir)
+        return self.file_io.try_write_atomic(self.tag_path(name), text.encode("utf-8"))
 
-        Without a retention the file is the bare snapshot JSON, which Paimon 0.7 and older can
-        still read (Java's createOrReplaceTag writes it so for that reason).
+    def overwrite(self, snapshot: Snapshot, name: str, time_retained_ms: int | None) -> None:
+        """Replace tag ``name``'s file in one step (Java's replaceTag overwrites it): a reader
+        sees the old tag or the new one."""
+        text = self.tag_json(snapshot, time_retained_ms)
+        self.file_io.overwrite_hint(self.tag_path(name), text)
+
+    def try_rename(self, name: str, target: str) -> bool:
+        """Publish tag ``name``'s file, byte for byte, as ``target`` create-if-absent, then
+        delete ``name``; False (nothing changed) when ``target`` is taken. Java renames the
+        file, which may overwrite a target created meanwhile."""
+        data = self.file_io.read_bytes(self.tag_path(name))
+        if not self.file_io.try_write_atomic(self.tag_path(target), data):
+            return False
+        self.delete(name)
+        return True
+
+    @staticmethod
+    def tag_json(
+        snapshot: Snapshot, time_retained_ms: int | None, create_time: dt.datetime | None = None
+    ) -> str:
+        """A tag file's text. Without a retention it is the bare snapshot JSON, which Paimon
+        0.7 and older can still read (Java's createOrReplaceTag writes it so for that reason).
         """
         text = snapshot.to_json()
         if time_retained_ms is not None:
@@ -347,8 +370,7 @@ class TagManager:
             if not body.endswith("}"):
                 raise CorruptTableError(f"Snapshot {snapshot.id} JSON does not end with '}}'.")
             text = body[:-1].rstrip() + ",\n" + extra + "}"
-        self.file_io.mkdirs(self.tag_dir)
-        return self.file_io.try_write_atomic(self.tag_path(name), text.encode("utf-8"))
+        return text
 
     def delete(self, name: str) -> None:
         self.file_io.delete_quietly(self.tag_path(name))

@@ -10,8 +10,11 @@ fields of the latest schema; a new column gets the id after the highest one ever
 also rename the column in the primary keys and in the options that name columns.
 
 A refused change raises SchemaChangeError whose message holds Java's message word for word after
-the table's name. A change addresses a top-level column (``"v"``) or a field inside ROW columns
-(``["r", "f"]``); paths through ARRAY and MAP types raise UnsupportedOperationError.
+the table's name. A change addresses a top-level column (``"v"``), a field inside ROW columns
+(``["r", "f"]``), or goes through an ARRAY's ``element`` or a MAP's ``value`` (``["a", "element",
+"f"]``; ``["a", "element"]`` for the element type's type and nullability), Spark's names for
+what Java's NestedColumnModifier steps over whatever its name; another name there raises
+UnsupportedOperationError.
 
 Java checks an option change only once the table has a snapshot: before the first commit any
 option may be set or removed (the result must still pass the create-time validation, which the
@@ -451,8 +454,8 @@ class _Columns:
     """The fields of a schema being altered, and Java's rules for changing them.
 
     A change names a column by its path: ``("v",)`` at the top, ``("r", "c")`` for field ``c``
-    of ROW column ``r`` (Java's NestedColumnModifier; key and partition rules apply to top-level
-    paths only, as in Java). Paths through ARRAY or MAP types are refused.
+    of ROW column ``r``, ``("a", "element", "c")`` through an ARRAY (Java's NestedColumnModifier;
+    key and partition rules apply to top-level paths only, as in Java).
     """
 
     def __init__(self, old: TableSchema, table: str) -> None:
@@ -501,9 +504,15 @@ class _Columns:
         if self.index(fields, name) is not None:
             self.present(".".join([*names[:-1], name]))
 
-    def at(self, names: Sequence[str], action: Callable[[list[DataField]], None]) -> None:
-        """Run ``action`` on the field list holding the last name of ``names``."""
-        self.fields = self._descend(self.fields, names, 0, action)
+    def at(
+        self,
+        names: Sequence[str],
+        action: Callable[[list[DataField]], None],
+        on_type: Callable[[DataType], DataType] | None = None,
+    ) -> None:
+        """Run ``action`` on the field list holding the last name of ``names``; a path that
+        ends at an ARRAY's ``element`` or a MAP's ``value`` runs ``on_type`` on that type."""
+        self.fields = self._descend(self.fields, names, 0, action, on_type)
 
     def _descend(
         self,
@@ -511,6 +520,7 @@ class _Columns:
         names: Sequence[str],
         depth: int,
         action: Callable[[list[DataField]], None],
+        on_type: Callable[[DataType], DataType] | None,
     ) -> list[DataField]:
         out = list(fields)
         if depth == len(names) - 1:
@@ -520,14 +530,40 @@ class _Columns:
         if i is None:
             self.missing(".".join(names[: depth + 1]))
         parent = out[i]
-        if not isinstance(parent.type, RowType):
+        t, k = parent.type, depth + 1
+        wrappers: list[ArrayType | MapType] = []
+        while isinstance(t, ArrayType | MapType) and k < len(names):
+            part = "element" if isinstance(t, ArrayType) else "value"
+            if names[k] != part:
+                raise UnsupportedOperationError(
+                    f"Table '{self.table}': column {'.'.join(names[:k])} is of type {t}; its "
+                    f"nested path goes through '{part}', not '{names[k]}'."
+                )
+            wrappers.append(t)
+            t = t.element if isinstance(t, ArrayType) else t.value
+            k += 1
+        if k == len(names) and wrappers:
+            if on_type is None:
+                raise UnsupportedOperationError(
+                    f"Table '{self.table}': {'.'.join(names)} is the {names[-1]} type of "
+                    f"{'.'.join(names[:-1])}, not a field: only its type and nullability change."
+                )
+            new_type = on_type(t)
+        elif isinstance(t, RowType):
+            inner = self._descend(list(t.fields), names, k, action, on_type)
+            new_type = RowType(tuple(inner), nullable=t.nullable)
+        else:
             raise UnsupportedOperationError(
-                f"Table '{self.table}': column {'.'.join(names[: depth + 1])} is of type "
-                f"{parent.type}; paimon_pyspark changes nested fields inside ROW types only."
+                f"Table '{self.table}': column {'.'.join(names[:k])} is of type {t}; "
+                "paimon_pyspark changes nested fields inside ROW types (also as an ARRAY's "
+                "element or a MAP's value) only."
             )
-        inner = self._descend(list(parent.type.fields), names, depth + 1, action)
-        row = RowType(tuple(inner), nullable=parent.type.nullable)
-        out[i] = dataclasses.replace(parent, type=row)
+        for wrapper in reversed(wrappers):
+            if isinstance(wrapper, ArrayType):
+                new_type = ArrayType(new_type, nullable=wrapper.nullable)
+            else:
+                new_type = MapType(wrapper.key, new_type, nullable=wrapper.nullable)
+        out[i] = dataclasses.replace(parent, type=new_type)
         return out
 
     def apply(self, change: ColumnChange) -> None:
@@ -652,14 +688,20 @@ class _Columns:
         names = change.field_names
         name = names[-1]
         if len(names) == 1:
+            i = self.index(self.fields, name)
+            current = None if i is None else self.fields[i].type
+            if change.keep_nullability and current == change.new_data_type.copy(
+                nullable=current.nullable if current is not None else True
+            ):
+                # Spark's analyzer drops a type change to the column's own type (Hive's CHANGE
+                # COLUMN repeats it) before Java's catalog, which would refuse it on a key
+                return
             if name in self.old.partition_keys:
                 self.refuse(f"Cannot update partition column: [{name}]")
             if name in self.old.primary_keys:
                 self.refuse("Cannot update primary key")
 
-        def update(fields: list[DataField]) -> None:
-            i = self.must_exist(fields, names, name)
-            source = fields[i].type
+        def retype(source: DataType) -> DataType:
             target = change.new_data_type
             if change.keep_nullability:
                 target = target.copy(nullable=source.nullable)
@@ -673,21 +715,27 @@ class _Columns:
                     f"Column type {name}[{source}] cannot be converted to {target} without "
                     "loosing information."
                 )
-            fields[i] = dataclasses.replace(fields[i], type=target)
+            return target
 
-        self.at(names, update)
+        def update(fields: list[DataField]) -> None:
+            i = self.must_exist(fields, names, name)
+            fields[i] = dataclasses.replace(fields[i], type=retype(fields[i].type))
+
+        self.at(names, update, retype)
 
     def update_nullability(self, names: Sequence[str], nullable: bool) -> None:
         if nullable and len(names) == 1 and names[0] in self.old.primary_keys:
             self.refuse("Cannot change nullability of primary key")
 
+        def renull(source: DataType) -> DataType:
+            self.check_nullability(source.nullable, nullable, ".".join(names))
+            return source.copy(nullable=nullable)
+
         def update(fields: list[DataField]) -> None:
             i = self.must_exist(fields, names, names[-1])
-            source = fields[i].type
-            self.check_nullability(source.nullable, nullable, ".".join(names))
-            fields[i] = dataclasses.replace(fields[i], type=source.copy(nullable=nullable))
+            fields[i] = dataclasses.replace(fields[i], type=renull(fields[i].type))
 
-        self.at(names, update)
+        self.at(names, update, renull)
 
     def move(self, move: Move) -> None:
         """Java's SchemaManager.applyMove (top-level columns)."""
