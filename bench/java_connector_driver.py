@@ -39,6 +39,14 @@ One JSON command in, one JSON object out (on the last stdout line; Spark logs go
   ``repeat``) every query on the connector (``SELECT <aggregates> FROM paimon.db.t WHERE
   <filter>``) and on the Parquet, ``times`` times each (a query's own key, default 1,
   alternating), with the files and bytes Spark's scan metrics report.
+- ``{"op": "merge", "rows": 2000000, "source_selects": [[...], ...], "merge_sql": "...",
+  "repeat": 1, "warmup": 1}``: bench/merge_into.py. The primary-key table of ``pk`` holding
+  ``rows`` keys (version 1, written untimed in each round), the changed rows as Spark SQL select
+  lists over ``spark.range(changes)`` (cached, the temp view ``merge_src``), and timed: the
+  MERGE (``merge_sql`` with ``{t}`` the table and ``{s}`` the view), then untimed its
+  merge-read checksum; and this session's Parquet scan of the ``rows`` base rows (the
+  checksum aggregate over ``spark.read.parquet``; the median of ``scans``, default 3, per
+  round), the baseline the bench normalizes by.
 - ``{"op": "read_table", "warehouse": "/path", "table": "db.t"}``: reads any Paimon table (for
   interop, e.g. one paimon_pyspark wrote) and returns its columns, row count and a checksum: the
   sum over rows of ``xxhash64`` of all columns (Spark's, so pyspark 4 computes the same).
@@ -539,6 +547,59 @@ def op_read_queries(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[str
     }
 
 
+def op_merge(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[str, Any]:
+    """bench/merge_into.py's MERGE through the connector (see the docstring)."""
+    rows, changes = int(cmd.get("rows", 2_000_000)), int(cmd.get("changes", 200_000))
+    partitions = int(cmd.get("partitions", 2))
+    repeat, warmup = int(cmd.get("repeat", 1)), int(cmd.get("warmup", 1))
+    base = spark.range(0, rows, numPartitions=partitions).selectExpr(*benchlib.pk_exprs(1))
+    source = _select(spark.range(0, changes, numPartitions=partitions), cmd["source_selects"])
+    base, source = base.cache(), source.cache()
+    base.count()
+    source.count()
+    source.createOrReplaceTempView("merge_src")
+    props = {
+        "primary-key": ",".join(benchlib.PK_PRIMARY_KEYS),
+        "bucket": str(benchlib.PK_BUCKETS),
+    }
+    scratch = tempfile.mkdtemp(prefix="spark35-parquet-", dir=cmd.get("tmpdir"))
+    parquet = os.path.join(scratch, "base")
+    base.write.parquet(parquet)
+    names = ("java merge", "spark35 parquet scan")
+    out: dict[str, Any] = {name: {"wall_s": [], "cpu_s": []} for name in names}
+    totals: dict[str, float] = {}
+    try:
+        for round_no in range(warmup + repeat):
+            table = f"paimon.db.merge{round_no}"
+            spark.sql(
+                f"CREATE TABLE {table} ({benchlib.PK_DDL_COLUMNS}) "
+                f"PARTITIONED BY ({', '.join(benchlib.PK_PARTITION_KEYS)}) "
+                f"TBLPROPERTIES ({tblproperties(props)})"
+            )
+            base.writeTo(table).append()
+            statement = str(cmd["merge_sql"]).format(t=table, s="merge_src")
+            results = {
+                "java merge": timed(lambda s=statement: spark.sql(s).collect()),
+            }
+            scans = [
+                timed(lambda: pk_totals_sql(spark.read.parquet(parquet)))
+                for _ in range(int(cmd.get("scans", 3)))
+            ]
+            results["spark35 parquet scan"] = sorted(scans, key=lambda x: x[0])[len(scans) // 2]
+            totals = pk_totals_sql(spark.table(table))
+            spark.sql(f"DROP TABLE {table}")
+            shutil.rmtree(os.path.join(warehouse, "db.db", f"merge{round_no}"), ignore_errors=True)
+            if round_no >= warmup:
+                for name, (wall, cpu, _) in results.items():
+                    out[name]["wall_s"].append(wall)
+                    out[name]["cpu_s"].append(cpu)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        base.unpersist()
+        source.unpersist()
+    return {"rows": rows, "changes": changes, "totals": totals, "results": out}
+
+
 def op_read_table(spark: Any, cmd: dict[str, Any]) -> dict[str, Any]:
     """Row count and an order-free checksum of any Paimon table, through the Java connector."""
     from pyspark.sql import functions as F
@@ -573,6 +634,7 @@ def main() -> int:
         cmd = json.loads(sys.stdin.read() if sys.argv[1] == "-" else sys.argv[1])
         op = cmd["op"]
         ops = ("append", "pk", "dynamic_upsert", "pk_commits", "read_queries", "read_table")
+        ops += ("merge",)
         if op not in ops:
             raise ValueError(f"unknown op {op!r}")
         root = tempfile.mkdtemp(prefix="java-connector-bench-", dir=cmd.get("tmpdir"))
@@ -592,6 +654,8 @@ def main() -> int:
                     result = op_pk_commits(spark, warehouse, cmd)
                 elif op == "read_queries":
                     result = op_read_queries(spark, warehouse, cmd)
+                elif op == "merge":
+                    result = op_merge(spark, warehouse, cmd)
                 else:
                     result = op_read_table(spark, cmd)
                 jvm = spark.sparkContext._jvm
