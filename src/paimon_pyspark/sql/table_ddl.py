@@ -11,18 +11,16 @@ Partition values are kept as Java's partition specs keep them: strings, None for
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlglot import Token, TokenType, exp
 
 from paimon_pyspark.errors import SqlSyntaxError
 from paimon_pyspark.sql.dialect import parse_expression
+from paimon_pyspark.sql.show import PartitionSpec, partition_spec
 
 if TYPE_CHECKING:
     from paimon_pyspark.sql.statements import CreateTable, TableName
-
-PartitionSpec = dict[str, str | None]
-"""A partition spec as a statement gives it: key -> value text (None: the null partition)."""
 
 
 @dataclass(frozen=True)
@@ -61,32 +59,6 @@ class AddPartitions:
     if_not_exists: bool
 
 
-def _value(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _spec_items(items: list[exp.Expr], text: str) -> PartitionSpec:
-    from paimon_pyspark.sql.statements import _literal
-
-    spec: PartitionSpec = {}
-    for item in items:
-        if not isinstance(item, exp.EQ) or not isinstance(item.this, exp.Column):
-            raise SqlSyntaxError(
-                f"A partition spec takes key = value pairs, got {item.sql()!r} in: {text}"
-            )
-        key = item.this.name
-        if key.lower() in (k.lower() for k in spec):
-            raise SqlSyntaxError(f"Partition key '{key}' is given twice in: {text}")
-        spec[key] = _value(_literal(item.expression, f"PARTITION ({item.sql()})"))
-    if not spec:
-        raise SqlSyntaxError(f"Expected PARTITION (key = value, ...) in: {text}")
-    return spec
-
-
 def truncate_table(node: exp.TruncateTable, text: str) -> TruncateTable:
     from paimon_pyspark.sql.statements import TableName, _unsupported
 
@@ -97,7 +69,7 @@ def truncate_table(node: exp.TruncateTable, text: str) -> TruncateTable:
         if node.args.get(clause):
             raise _unsupported(f"TRUNCATE TABLE with {clause.upper()}", text)
     partition = node.args.get("partition")
-    spec = _spec_items(partition.expressions, text) if partition is not None else None
+    spec = partition_spec(partition, text) if partition is not None else None
     return TruncateTable(TableName.of(tables[0]), spec)
 
 
@@ -166,11 +138,7 @@ def alter_partitions(text: str, tokens: list[Token]) -> AddPartitions | DropPart
         if words[i] == "PARTITION" and i + 1 < len(tokens) and words[i + 1] == "(":
             close = _closing(tokens, i + 1, text)
             inner = text[tokens[i + 1].start : tokens[close].end + 1]
-            tree = parse_expression(inner)
-            items = tree.expressions if isinstance(tree, exp.Tuple) else [tree]
-            if isinstance(tree, exp.Paren):
-                items = [tree.this]
-            specs.append(_spec_items(items, text))
+            specs.append(partition_spec(parse_expression(inner), text))
             i = close + 1
         elif adding and words[i] == "LOCATION" and i + 1 < len(tokens):
             i += 2  # a filesystem table's partition has no location of its own: Java ignores it

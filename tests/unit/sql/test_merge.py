@@ -98,3 +98,12 @@ def test_python_clauses_take_the_same_checks() -> None:
     assert clause("not_matched", "insert").star
     with pytest.raises(SqlSyntaxError, match="WHEN NOT MATCHED BY SOURCE takes"):
         clause("not_matched_by_source", "insert")
+
+
+def test_options_hint_on_the_target_is_the_writes_dynamic_options() -> None:
+    hinted = merge(
+        "MERGE INTO t /*+ OPTIONS('file.format' = 'orc') */ AS tg USING s ON tg.k = s.k "
+        "WHEN MATCHED THEN DELETE"
+    )
+    assert (hinted.hints, hinted.target_alias) == ({"file.format": "orc"}, "tg")
+    assert merge("MERGE INTO t USING s ON t.k = s.k WHEN MATCHED THEN DELETE").hints == {}
