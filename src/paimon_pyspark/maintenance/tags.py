@@ -125,14 +125,7 @@ def create_tag(
     table's ``tag.default-time-retained`` unless ``default_retained`` is False, as Java's
     ``ALTER TABLE ... CREATE TAG`` without RETAIN) is written into the tag as Java's Tag does."""
     call = "create_tag"
-    if snapshot_id is None:
-        snapshot = store.snapshot_manager.latest()
-        if snapshot is None:
-            raise InvalidArgumentError(
-                f"Table '{store.name}': Cannot create tag because latest snapshot doesn't exist."
-            )
-    else:
-        snapshot = find_snapshot(store, _check_snapshot_id(snapshot_id, store.name, call))
+    snapshot = _snapshot_to_tag(store, snapshot_id, call, "create")
     name = check_tag_name(tag_name, store.name, call)
     if time_retained is None:
         default = store.options.get(TAG_DEFAULT_TIME_RETAINED) if default_retained else None
@@ -148,6 +141,18 @@ def create_tag(
         if ignore_if_exists:
             return
         raise _tag_taken(store, name)
+
+
+def _snapshot_to_tag(store: FileStore, snapshot_id: int | None, call: str, verb: str) -> Snapshot:
+    """Snapshot ``snapshot_id`` (a tag's, if it expired), or the latest: what a tag points at."""
+    if snapshot_id is not None:
+        return find_snapshot(store, _check_snapshot_id(snapshot_id, store.name, call))
+    snapshot = store.snapshot_manager.latest()
+    if snapshot is None:
+        raise InvalidArgumentError(
+            f"Table '{store.name}': Cannot {verb} tag because latest snapshot doesn't exist."
+        )
+    return snapshot
 
 
 def _retained_ms(store: FileStore, time_retained: str | None, call: str) -> int | None:
@@ -187,14 +192,7 @@ def replace_tag(
     default). Java's checks and order: the snapshot first, then the tag must exist. The files
     only the old tagged snapshot kept are left to ``remove_orphan_files``, as in Java."""
     call = "replace_tag"
-    if snapshot_id is None:
-        snapshot = store.snapshot_manager.latest()
-        if snapshot is None:
-            raise InvalidArgumentError(
-                f"Table '{store.name}': Cannot replace tag because latest snapshot doesn't exist."
-            )
-    else:
-        snapshot = find_snapshot(store, _check_snapshot_id(snapshot_id, store.name, call))
+    snapshot = _snapshot_to_tag(store, snapshot_id, call, "replace")
     name = check_tag_name(tag_name, store.name, call)
     retained_ms = _retained_ms(store, time_retained, call)
     tags = TagManager(store.file_io, store.path)

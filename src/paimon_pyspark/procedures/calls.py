@@ -299,6 +299,19 @@ def _text_arg(procedure: str, name: str, value: object) -> str | None:
     return value
 
 
+def _tag_snapshot_arg(procedure: str, snapshot_id: object, snapshot: object) -> int | None:
+    """The snapshot id a tag procedure is given, under Flink's name ``snapshot_id`` or Spark's
+    ``snapshot`` (the same position), not both."""
+    if snapshot_id is not None and snapshot is not None:
+        raise CompactArgumentError(
+            f"{procedure}: give the snapshot as 'snapshot_id' (Flink) or 'snapshot' (Spark), not "
+            "both."
+        )
+    if snapshot is None:
+        return _snapshot_arg(procedure, "snapshot_id", snapshot_id)
+    return _snapshot_arg(procedure, "snapshot", snapshot)
+
+
 def create_tag(
     catalog: FileSystemCatalog,
     table: str,
@@ -315,14 +328,7 @@ def create_tag(
     tag, a blank name, a missing snapshot or an empty table raise, as in Java.
     """
     name = "create_tag"
-    if snapshot_id is not None and snapshot is not None:
-        raise CompactArgumentError(
-            f"{name}: give the snapshot as 'snapshot_id' (Flink) or 'snapshot' (Spark), not both."
-        )
-    if snapshot is None:
-        sid = _snapshot_arg(name, "snapshot_id", snapshot_id)
-    else:
-        sid = _snapshot_arg(name, "snapshot", snapshot)
+    sid = _tag_snapshot_arg(name, snapshot_id, snapshot)
     retained = _text_arg(name, "time_retained", time_retained)
     catalog.get_table(table).create_tag(tag, sid, time_retained=retained)
 
@@ -343,14 +349,7 @@ def replace_tag(
     ``snapshot``, at the same position). A missing tag or snapshot raises, as in Java.
     """
     name = "replace_tag"
-    if snapshot_id is not None and snapshot is not None:
-        raise CompactArgumentError(
-            f"{name}: give the snapshot as 'snapshot_id' (Flink) or 'snapshot' (Spark), not both."
-        )
-    if snapshot is None:
-        sid = _snapshot_arg(name, "snapshot_id", snapshot_id)
-    else:
-        sid = _snapshot_arg(name, "snapshot", snapshot)
+    sid = _tag_snapshot_arg(name, snapshot_id, snapshot)
     retained = _text_arg(name, "time_retained", time_retained)
     tag_ops.replace_tag(catalog.get_table(table).store, tag, sid, retained)
 
