@@ -118,7 +118,9 @@ def child_compact(warehouse: str, batch_rows: int) -> dict[str, Any]:
     assert latest is not None
     files = [e.file for e in table.manifest_io.live_entries(latest)]
     start = time.perf_counter()
-    before, after = compact_kv_bucket(table.store, [], 0, files, full=True, batch_rows=batch_rows)
+    before, after, _ = compact_kv_bucket(
+        table.store, [], 0, files, full=True, batch_rows=batch_rows
+    )
     seconds = time.perf_counter() - start
     return {
         "seconds": seconds,

@@ -94,7 +94,7 @@ def test_compaction_in_tiny_batches_writes_what_one_merge_of_all_records_writes(
     all_records = read_kv_records(store, f"{table.path}/bucket-0", files)
     expected = merge(all_records, keys, MergeSettings.from_table(store), drop_delete=True)
 
-    before, after = compact_kv_bucket(store, [], 0, files, full=True, batch_rows=3)
+    before, after, _ = compact_kv_bucket(store, [], 0, files, full=True, batch_rows=3)
 
     assert {f.file_name for f in before} == {f.file_name for f in files}
     assert [f.level for f in after] == [5]

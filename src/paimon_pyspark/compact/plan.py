@@ -88,11 +88,17 @@ class CompactTask:
         before: Sequence[DataFileMeta],
         after: Sequence[DataFileMeta],
         dv_written: IndexFileMeta | None = None,
+        changelog: Sequence[DataFileMeta] = (),
     ) -> CommitMessage:
-        """The task's result: its inputs replaced (compact_before) by its outputs; and the
-        bucket's new deletion-vector index file, which replaces ``dv_index`` (see
-        write/compact_manager.py's MergeTreeWriteCompaction)."""
-        increment = CompactIncrement(compact_before=tuple(before), compact_after=tuple(after))
+        """The task's result: its inputs replaced (compact_before) by its outputs, the
+        changelog files its rewrites produced; and the bucket's new deletion-vector index
+        file, which replaces ``dv_index`` (see write/compact_manager.py's
+        MergeTreeWriteCompaction)."""
+        increment = CompactIncrement(
+            compact_before=tuple(before),
+            compact_after=tuple(after),
+            changelog_files=tuple(changelog),
+        )
         if dv_written is not None:
             increment = replace(
                 increment, new_index_files=(dv_written,), deleted_index_files=self.dv_index
@@ -270,17 +276,18 @@ def run_task(table: FileStore, task: CompactTask) -> CommitMessage | None:
     """Compact one task's files; the message holds inputs as compact_before, outputs after."""
     if task.kind == KV:
         dv = restore_dv(table, task.dv_index[0] if task.dv_index else None)
-        before, after = compact_kv_bucket(
+        result = compact_kv_bucket(
             table, task.partition_values, task.bucket, task.files, task.full, dv=dv
         )
-        if dv is None or not (before or after):
-            return task.message(before, after) if before or after else None
+        before, after, changelog = result
+        if dv is None or result.is_empty():
+            return None if result.is_empty() else task.message(before, after, None, changelog)
         try:
             written = dv.write_index(PathFactory(table.path))
         except BaseException:
-            _delete_outputs(table, task, before, after)
+            _delete_outputs(table, task, before, [*after, *changelog])
             raise
-        return task.message(before, after, written)
+        return task.message(before, after, written, changelog)
     else:
         before = list(task.files)
         after, index = rewrite_append_files(

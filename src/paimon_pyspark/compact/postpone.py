@@ -248,7 +248,7 @@ def compact_postpone_bucket(
     rounds = 2 if task.full else 1
     dv = restore_dv(table, task.dv_index[0] if task.dv_index else None)
     try:
-        before, after = compact_kv_bucket(
+        before, after, changelog = compact_kv_bucket(
             table, values, task.bucket, [*task.files, *new], task.full, rounds, dv=dv
         )
     except BaseException:
@@ -264,8 +264,9 @@ def compact_postpone_bucket(
         written = dv.write_index(PathFactory(table.path)) if dv is not None else None
     except BaseException:
         _delete(table, task, [f for f in kept_after if f.file_name not in before_names])
+        _delete(table, task, changelog)
         raise
-    return task.message(kept_before, kept_after, written)
+    return task.message(kept_before, kept_after, written, changelog)
 
 
 def _delete(table: FileStore, task: CompactTask, files: Sequence[DataFileMeta]) -> None:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -240,6 +240,8 @@ def run_unit(
         for f in result.after:
             if f.file_name not in inputs:
                 rewriter.delete(f)
+        for f in result.changelog:
+            rewriter.delete(f)
         raise
     return result
 
@@ -252,8 +254,10 @@ class _Increment:
     bucket_path: str
     before: dict[str, DataFileMeta] = field(default_factory=dict)
     after: list[DataFileMeta] = field(default_factory=list)
+    changelog: list[DataFileMeta] = field(default_factory=list)
 
     def add(self, result: CompactResult) -> None:
+        self.changelog += result.changelog
         after_names = {f.file_name for f in result.after}
         for f in result.before:
             produced = [a for a in self.after if a.file_name == f.file_name and a.level == f.level]
@@ -271,6 +275,18 @@ class _Increment:
         return [f for f in self.after if f.file_name not in self.before]
 
 
+class BucketCompaction(NamedTuple):
+    """One bucket's compaction: compact_before, compact_after and the changelog files its
+    rewrites produced (a changelog producer's; empty otherwise)."""
+
+    before: list[DataFileMeta]
+    after: list[DataFileMeta]
+    changelog: list[DataFileMeta]
+
+    def is_empty(self) -> bool:
+        return not (self.before or self.after or self.changelog)
+
+
 def compact_kv_bucket(
     store: FileStore,
     partition_values: Sequence[Any],
@@ -280,8 +296,9 @@ def compact_kv_bucket(
     rounds: int = 2,
     batch_rows: int = MERGE_BATCH_ROWS,
     dv: BucketDvMaintainer | None = None,
-) -> tuple[list[DataFileMeta], list[DataFileMeta]]:
-    """Compact one bucket; returns (compact_before, compact_after), both empty if nothing to do.
+) -> BucketCompaction:
+    """Compact one bucket; returns compact_before, compact_after and changelog files, all
+    empty if nothing to do.
 
     ``rounds`` = 2 for the compact procedure (Java's writer compacts, then its prepareCommit
     triggers once more); a writer's commit (``TableWrite``) triggers once, ``rounds`` = 1.
@@ -334,7 +351,7 @@ def compact_kv_bucket(
             levels.update(result.before, result.after)
             increment.add(result)
     except BaseException:
-        for f in increment.written():
+        for f in [*increment.written(), *increment.changelog]:
             rewriter.delete(f)
         raise
-    return list(increment.before.values()), increment.after
+    return BucketCompaction(list(increment.before.values()), increment.after, increment.changelog)

@@ -36,12 +36,17 @@ ABOVE_LEVEL_0 = "__paimon_above_level_0"
 
 @dataclass
 class CompactResult:
+    """What one rewrite or upgrade did (Java's CompactResult): the files it replaced, the
+    files it left, and the changelog files a changelog producer wrote on the way."""
+
     before: list[DataFileMeta] = field(default_factory=list)
     after: list[DataFileMeta] = field(default_factory=list)
+    changelog: list[DataFileMeta] = field(default_factory=list)
 
     def merge(self, other: CompactResult) -> None:
         self.before += other.before
         self.after += other.after
+        self.changelog += other.changelog
 
 
 class MergeTreeRewriter:

@@ -8,6 +8,7 @@ key-value file writer at one level.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -80,6 +81,27 @@ def open_sorted_run(
     bucket_path = path_factory.bucket_path(store.partition_rel_path(list(partition_values)), bucket)
     return SortedRunWriter(
         settings, BucketDir(store.file_io, bucket_path, path_factory), level, file_source
+    )
+
+
+def open_changelog_writer(
+    store: FileStore,
+    partition_values: Sequence[Any],
+    bucket: int,
+    file_source: int,
+) -> SortedRunWriter:
+    """A writer of changelog files in the bucket's directory (Java's
+    KeyValueFileWriterFactory.createRollingChangelogFileWriter): KV records at level 0, named
+    ``<changelog-file.prefix><uuid>-<n>.<ext>``. Its records may repeat a key (each change of
+    it, in sequence order), so it is written with ``write``, never as one run per key."""
+    settings = KvFileSettings.of(store)
+    o = store.options.options
+    files = replace(settings.files, file_prefix=o.get("changelog-file.prefix", "changelog-"))
+    settings = replace(settings, files=files)
+    path_factory = PathFactory(store.path)
+    bucket_path = path_factory.bucket_path(store.partition_rel_path(list(partition_values)), bucket)
+    return SortedRunWriter(
+        settings, BucketDir(store.file_io, bucket_path, path_factory), 0, file_source
     )
 
 

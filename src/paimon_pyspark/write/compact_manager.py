@@ -75,6 +75,7 @@ class WriteCompaction(ABC):
         self.bucket_path = self.path_factory.bucket_path(rel, bucket)
         self._before: dict[str, DataFileMeta] = {}
         self._after: list[DataFileMeta] = []
+        self._changelog: list[DataFileMeta] = []
 
     @abstractmethod
     def add_new_files(self, files: Sequence[DataFileMeta]) -> None:
@@ -94,9 +95,11 @@ class WriteCompaction(ABC):
 
     def drain(self) -> CompactIncrement:
         increment = CompactIncrement(
-            compact_before=tuple(self._before.values()), compact_after=tuple(self._after)
+            compact_before=tuple(self._before.values()),
+            compact_after=tuple(self._after),
+            changelog_files=tuple(self._changelog),
         )
-        self._before, self._after = {}, []
+        self._before, self._after, self._changelog = {}, [], []
         return increment
 
     def abort(self) -> None:
@@ -104,7 +107,9 @@ class WriteCompaction(ABC):
         for f in self._after:
             if f.file_name not in self._before:
                 self._delete(f)
-        self._before, self._after = {}, []
+        for f in self._changelog:
+            self._delete(f)
+        self._before, self._after, self._changelog = {}, [], []
 
     def _update(self, before: Sequence[DataFileMeta], after: Sequence[DataFileMeta]) -> None:
         """Java's ``updateCompactResult``: an input this write's earlier compaction produced
@@ -165,14 +170,15 @@ class MergeTreeWriteCompaction(WriteCompaction):
         return Levels(self.files, self.s.num_levels, self.order).number_of_sorted_runs()
 
     def compact(self, full: bool) -> bool:
-        before, after = compact_kv_bucket(
+        result = compact_kv_bucket(
             self.store, self.partition_values, self.bucket, self.files, full, 1, dv=self.dv
         )
-        if not before and not after:
+        if result.is_empty():
             return False
-        gone = {(f.file_name, f.level) for f in before}
-        self.files = [f for f in self.files if (f.file_name, f.level) not in gone] + after
-        self._update(before, after)
+        gone = {(f.file_name, f.level) for f in result.before}
+        self.files = [f for f in self.files if (f.file_name, f.level) not in gone] + result.after
+        self._update(result.before, result.after)
+        self._changelog += result.changelog
         return True
 
     def prepare_commit(self, full: bool) -> CompactIncrement:
