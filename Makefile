@@ -157,6 +157,7 @@ bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(LAKES_VENV)/.stamp bench-java
 	$(PY) bench/sort_compact.py
 	$(PY) bench/pk_write_compaction.py
 	$(PY) bench/spark_read_queries.py
+	$(PY) bench/changelog_producers.py
 
 # Issue 36's soak runs (tests/soak/soak_run.py; tests/soak/test_soak.py is the short one in make
 # test): three writers, a compactor and a SIGKILL every 3-8 s, snapshots expiring after 1 s.

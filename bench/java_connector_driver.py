@@ -47,6 +47,15 @@ One JSON command in, one JSON object out (on the last stdout line; Spark logs go
   merge-read checksum; and this session's Parquet scan of the ``rows`` base rows (the
   checksum aggregate over ``spark.read.parquet``; the median of ``scans``, default 3, per
   round), the baseline the bench normalizes by.
+- ``{"op": "changelog_commits", "rows": 2000000, "ids_dir": "/path", "commits": 100,
+  "producers": ["lookup"]}``: bench/changelog_producers.py. Per producer, a fresh primary-key
+  table (``p, k``, partitioned by ``p``, bucket 4, ``changelog-producer`` set) holding keys
+  0..rows-1 (version 1, untimed), then ``commits`` upsert commits, the keys of commit c
+  (version c + 2) read from ``ids_dir/c{c:04d}.parquet``; each commit's rows are written
+  (timed) into the table and, right after, as this session's Parquet (``df.write.parquet``,
+  zstd level 1), the baseline the bench normalizes by. Untimed after them: the merge-read
+  checksum, the snapshot kinds and the changelog records of the timed commits' snapshots
+  (``$snapshots``).
 - ``{"op": "read_table", "warehouse": "/path", "table": "db.t"}``: reads any Paimon table (for
   interop, e.g. one paimon_pyspark wrote) and returns its columns, row count and a checksum: the
   sum over rows of ``xxhash64`` of all columns (Spark's, so pyspark 4 computes the same).
@@ -600,6 +609,61 @@ def op_merge(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[str, Any]:
     return {"rows": rows, "changes": changes, "totals": totals, "results": out}
 
 
+def op_changelog_commits(spark: Any, warehouse: str, cmd: dict[str, Any]) -> dict[str, Any]:
+    """bench/changelog_producers.py's commits through the connector (see the docstring)."""
+    rows, commits = int(cmd.get("rows", 2_000_000)), int(cmd.get("commits", 100))
+    ids_dir = str(cmd["ids_dir"])
+    scratch = tempfile.mkdtemp(prefix="spark35-parquet-", dir=cmd.get("tmpdir"))
+    out: dict[str, Any] = {}
+    try:
+        for producer in cmd.get("producers", ["lookup"]):
+            props = {
+                "primary-key": ",".join(benchlib.PK_PRIMARY_KEYS),
+                "bucket": str(cmd.get("bucket", benchlib.PK_BUCKETS)),
+                "changelog-producer": str(producer),
+            }
+            props.update({str(k): str(v) for k, v in dict(cmd.get("options", {})).items()})
+            name = f"cl_{str(producer).replace('-', '_')}"
+            table = f"paimon.db.{name}"
+            spark.sql(
+                f"CREATE TABLE {table} ({benchlib.PK_DDL_COLUMNS}) "
+                f"PARTITIONED BY ({', '.join(benchlib.PK_PARTITION_KEYS)}) "
+                f"TBLPROPERTIES ({tblproperties(props)})"
+            )
+            base = spark.range(0, rows, numPartitions=2).selectExpr(*benchlib.pk_exprs(1))
+            base.writeTo(table).append()
+            first = spark.sql(f"SELECT max(snapshot_id) FROM paimon.db.`{name}$snapshots`")
+            loaded = int(first.collect()[0][0])
+            wall = cpu = pq_wall = pq_cpu = 0.0
+            for c in range(commits):
+                ids = spark.read.parquet(os.path.join(ids_dir, f"c{c:04d}.parquet"))
+                data = ids.selectExpr("coalesce(id, 0L) AS id")
+                data = data.selectExpr(*benchlib.pk_exprs(c + 2))
+                w, u, _ = timed(lambda d=data, t=table: d.writeTo(t).append())
+                wall, cpu = wall + w, cpu + u
+                target = os.path.join(scratch, f"{name}-c{c:04d}")
+                w, u, _ = timed(lambda d=data, t=target: d.write.parquet(t))
+                pq_wall, pq_cpu = pq_wall + w, pq_cpu + u
+            snapshots = spark.sql(
+                "SELECT commit_kind, count(*) AS n, sum(changelog_record_count) AS changelog "
+                f"FROM paimon.db.`{name}$snapshots` WHERE snapshot_id > {loaded} GROUP BY 1"
+            ).collect()
+            out[str(producer)] = {
+                "commits_s": wall,
+                "commits_cpu_s": cpu,
+                "parquet_s": pq_wall,
+                "parquet_cpu_s": pq_cpu,
+                "snapshot_kinds": {r["commit_kind"]: r["n"] for r in snapshots},
+                "changelog_records": sum(int(r["changelog"] or 0) for r in snapshots),
+                "totals": pk_totals_sql(spark.table(table)),
+            }
+            spark.sql(f"DROP TABLE {table}")
+            shutil.rmtree(os.path.join(warehouse, "db.db", name), ignore_errors=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {"rows": rows, "commits": commits, "producers": out}
+
+
 def op_read_table(spark: Any, cmd: dict[str, Any]) -> dict[str, Any]:
     """Row count and an order-free checksum of any Paimon table, through the Java connector."""
     from pyspark.sql import functions as F
@@ -634,7 +698,7 @@ def main() -> int:
         cmd = json.loads(sys.stdin.read() if sys.argv[1] == "-" else sys.argv[1])
         op = cmd["op"]
         ops = ("append", "pk", "dynamic_upsert", "pk_commits", "read_queries", "read_table")
-        ops += ("merge",)
+        ops += ("merge", "changelog_commits")
         if op not in ops:
             raise ValueError(f"unknown op {op!r}")
         root = tempfile.mkdtemp(prefix="java-connector-bench-", dir=cmd.get("tmpdir"))
@@ -656,6 +720,8 @@ def main() -> int:
                     result = op_read_queries(spark, warehouse, cmd)
                 elif op == "merge":
                     result = op_merge(spark, warehouse, cmd)
+                elif op == "changelog_commits":
+                    result = op_changelog_commits(spark, warehouse, cmd)
                 else:
                     result = op_read_table(spark, cmd)
                 jvm = spark.sparkContext._jvm
