@@ -88,6 +88,14 @@ SNAPSHOT_TIME_RETAINED = "snapshot.time-retained"
 SNAPSHOT_EXPIRE_LIMIT = "snapshot.expire.limit"
 SNAPSHOT_EXPIRE_EXECUTION_MODE = "snapshot.expire.execution-mode"
 SNAPSHOT_CLEAN_EMPTY_DIRECTORIES = "snapshot.clean-empty-directories"
+CHANGELOG_NUM_RETAINED_MIN = "changelog.num-retained.min"
+CHANGELOG_NUM_RETAINED_MAX = "changelog.num-retained.max"
+CHANGELOG_TIME_RETAINED = "changelog.time-retained"
+CONSUMER_CHANGELOG_ONLY = "consumer.changelog-only"
+CONSUMER_ID = "consumer-id"
+CONSUMER_EXPIRATION_TIME = "consumer.expiration-time"
+CONSUMER_MODE = "consumer.mode"
+CONSUMER_IGNORE_PROGRESS = "consumer.ignore-progress"
 NUM_SORTED_RUN_STOP_TRIGGER = "num-sorted-run.stop-trigger"
 FULL_COMPACTION_DELTA_COMMITS = "full-compaction.delta-commits"
 DYNAMIC_BUCKET_TARGET_ROW_NUM = "dynamic-bucket.target-row-num"
@@ -113,6 +121,10 @@ JAVA_LONG_MIN = -(2**63)
 JAVA_LONG_MAX = 2**63 - 1
 
 CHANGELOG_PRODUCER = "changelog-producer"
+CHANGELOG_FILE_PREFIX = "changelog-file.prefix"
+CHANGELOG_FILE_FORMAT = "changelog-file.format"
+CHANGELOG_FILE_COMPRESSION = "changelog-file.compression"
+CHANGELOG_FILE_STATS_MODE = "changelog-file.stats-mode"
 UPSERT_KEY = "upsert-key"
 RECORD_LEVEL_EXPIRE_TIME = "record-level.expire-time"
 RECORD_LEVEL_TIME_FIELD = "record-level.time-field"
@@ -479,6 +491,62 @@ class CoreOptions:
         return self._int(SNAPSHOT_EXPIRE_LIMIT, 50)
 
     @property
+    def changelog_num_retained_min(self) -> int:
+        """``changelog.num-retained.min``, else the snapshots' (Java's changelogNumRetainMin)."""
+        return self._int(CHANGELOG_NUM_RETAINED_MIN, self.snapshot_num_retained_min)
+
+    @property
+    def changelog_num_retained_max(self) -> int:
+        return self._int(CHANGELOG_NUM_RETAINED_MAX, self.snapshot_num_retained_max)
+
+    @property
+    def changelog_time_retained_ms(self) -> int:
+        return self._duration_ms(CHANGELOG_TIME_RETAINED, self.snapshot_time_retained_ms)
+
+    @property
+    def changelog_lifecycle_decoupled(self) -> bool:
+        """Changelog outlives snapshots: snapshot expiry writes ``changelog/changelog-<id>``
+        instead of deleting the changelog (Java's changelogLifecycleDecoupled)."""
+        return (
+            self.changelog_num_retained_max > self.snapshot_num_retained_max
+            or self.changelog_time_retained_ms > self.snapshot_time_retained_ms
+            or self.changelog_num_retained_min > self.snapshot_num_retained_min
+        )
+
+    @property
+    def consumer_changelog_only(self) -> bool:
+        """Consumers hold back changelog expiry only, not snapshot expiry; only while the
+        changelog is decoupled (Java's consumerChangelogOnly)."""
+        return self._true(CONSUMER_CHANGELOG_ONLY) and self.changelog_lifecycle_decoupled
+
+    @property
+    def consumer_id(self) -> str | None:
+        """The stream's consumer (``consumer/consumer-<id>``), None when unset; Java refuses
+        an empty id."""
+        raw = self.options.get(CONSUMER_ID)
+        if raw is None:
+            return None
+        if not raw:
+            raise OptionError(f"{_where(self.table)}option '{CONSUMER_ID}' must not be empty.")
+        return raw
+
+    @property
+    def consumer_expiration_ms(self) -> int | None:
+        """Consumers not written for this long are deleted after each commit (Java's
+        consumerExpireTime), None when unset."""
+        key = CONSUMER_EXPIRATION_TIME
+        return self._duration_ms(key, 0) if key in self.options else None
+
+    @property
+    def consumer_ignore_progress(self) -> bool:
+        """A new stream with a consumer id starts by ``scan.mode``, not at the consumer."""
+        return self._true(CONSUMER_IGNORE_PROGRESS)
+
+    @property
+    def consumer_mode(self) -> str:
+        return str(self._value(CONSUMER_MODE, "exactly-once"))
+
+    @property
     def snapshot_expire_execution_mode(self) -> str:
         return str(self._value(SNAPSHOT_EXPIRE_EXECUTION_MODE, "sync"))
 
@@ -558,8 +626,9 @@ class CoreOptions:
 
     @property
     def full_compaction_delta_commits(self) -> int | None:
-        """Set: every written bucket is fully compacted at each batch commit (Java's Flink
-        writer does so for a value >= 0; a negative value changes nothing). Unset: None."""
+        """The option's value, None when unset; which commits compact fully is
+        ``write/compact_manager.full_compaction_due`` (Java's Flink writer: every batch commit
+        and each n-th stream commit for a value >= 0 or the full-compaction producer)."""
         key = FULL_COMPACTION_DELTA_COMMITS
         return self._int(key, 0) if key in self.options else None
 
@@ -605,10 +674,11 @@ class CoreOptions:
         return self._size(SOURCE_SPLIT_TARGET_SIZE, 128 * 1024 * 1024)
 
     def need_lookup(self, primary_key: bool) -> bool:
-        """Java's CoreOptions.needLookup as far as implemented: ``first-row``, deletion vectors
-        or ``force-lookup`` on a primary-key table (lookup changelogs are refused)."""
+        """Java's CoreOptions.needLookup: ``first-row``, ``changelog-producer = lookup``,
+        deletion vectors or ``force-lookup`` on a primary-key table."""
         return primary_key and (
             self.merge_engine == "first-row"
+            or self.changelog_producer == "lookup"
             or self.deletion_vectors_enabled
             or self._true(FORCE_LOOKUP)
         )
@@ -692,21 +762,24 @@ class CoreOptions:
         """``changelog-producer``: none, input, lookup or full-compaction (Java: none)."""
         return self.options.get(CHANGELOG_PRODUCER, "none").strip().lower()
 
-    def check_changelog_writable(self, action: str) -> None:
-        """Refuse ``action`` (a write, compaction, rescale, delete, ...) on a table whose
-        ``changelog-producer`` is not none: Java's writers add changelog files to each such
-        commit (input, lookup, full-compaction), which a streaming reader of the table
-        consumes; a commit from here would carry none, silently dropping those changes."""
-        producer = self.changelog_producer
-        if producer != "none":
-            raise UnsupportedOptionError(
-                f"Table '{self.table}': {action} is refused: '{CHANGELOG_PRODUCER}' = "
-                f"'{producer}' makes every commit carry changelog files that downstream "
-                "streaming readers rely on, and paimon_pyspark does not produce them yet, so "
-                "this commit would silently drop that changelog. Write this table with Java "
-                "Paimon (Flink or Spark), or, if no reader needs its changelog, ALTER it to "
-                f"'{CHANGELOG_PRODUCER}' = 'none' first. Batch reads work."
-            )
+    @property
+    def changelog_file_prefix(self) -> str:
+        return self.options.get(CHANGELOG_FILE_PREFIX, "changelog-")
+
+    @property
+    def changelog_file_format(self) -> str:
+        """``changelog-file.format``, else ``file.format`` (Java's KeyValueFileWriterFactory)."""
+        return (self.options.get(CHANGELOG_FILE_FORMAT) or self.file_format).lower()
+
+    @property
+    def changelog_file_compression(self) -> str:
+        """``changelog-file.compression``, else ``file.compression``."""
+        return (self.options.get(CHANGELOG_FILE_COMPRESSION) or self.file_compression).lower()
+
+    @property
+    def changelog_file_stats_mode(self) -> str:
+        """``changelog-file.stats-mode``, else ``metadata.stats-mode``."""
+        return (self.options.get(CHANGELOG_FILE_STATS_MODE) or self.stats_mode).strip().lower()
 
     @property
     def record_level_expire_seconds(self) -> int | None:
@@ -837,14 +910,16 @@ def check_supported(options: Mapping[str, str], table: str) -> None:
                 f"Table '{table}': option '{key}' is not supported by paimon_pyspark yet."
             )
     file_index.parse_options(options, table)  # unknown index types, options or keys raise
-    mode = (options.get(STATS_MODE) or "truncate(16)").strip().lower()
-    if not _STATS_MODE_RE.match(mode):
-        raise OptionError(f"Table '{table}': invalid '{STATS_MODE}' = '{mode}'.")
-    fmt = (options.get(FILE_FORMAT) or "parquet").lower()
-    if fmt not in ("parquet", "orc", "avro"):
-        raise UnsupportedOptionError(
-            f"Table '{table}': file.format '{fmt}' is not supported (parquet, orc, avro)."
-        )
+    for key in (STATS_MODE, CHANGELOG_FILE_STATS_MODE):
+        mode = (options.get(key) or "truncate(16)").strip().lower()
+        if not _STATS_MODE_RE.match(mode):
+            raise OptionError(f"Table '{table}': invalid '{key}' = '{mode}'.")
+    for key in (FILE_FORMAT, CHANGELOG_FILE_FORMAT):
+        fmt = (options.get(key) or "parquet").lower()
+        if fmt not in ("parquet", "orc", "avro"):
+            raise UnsupportedOptionError(
+                f"Table '{table}': {key} '{fmt}' is not supported (parquet, orc, avro)."
+            )
 
 
 def _check_ledger(key: str, value: str, table: str) -> None:
@@ -957,6 +1032,13 @@ _RANGES: dict[str, _Range] = {
     SNAPSHOT_NUM_RETAINED_MIN: _at_least(1),
     SNAPSHOT_NUM_RETAINED_MAX: _INT,
     SNAPSHOT_TIME_RETAINED: _DURATION,
+    CHANGELOG_NUM_RETAINED_MIN: _at_least(1),
+    CHANGELOG_NUM_RETAINED_MAX: _INT,
+    CHANGELOG_TIME_RETAINED: _DURATION,
+    CONSUMER_CHANGELOG_ONLY: _Range("bool"),
+    CONSUMER_EXPIRATION_TIME: _DURATION,
+    CONSUMER_MODE: _Range("choice", choices=("exactly-once", "at-least-once")),
+    CONSUMER_IGNORE_PROGRESS: _BOOL,
     SNAPSHOT_EXPIRE_LIMIT: _INT,  # 0 or less: expiry deletes nothing, as in Java
     SNAPSHOT_EXPIRE_EXECUTION_MODE: _Range("choice", choices=("sync", "async")),
     SEQUENCE_FIELD_SORT_ORDER: _Range("choice", choices=("ascending", "descending")),
@@ -1036,24 +1118,23 @@ def option_value(options: Mapping[str, str], key: str, table: str = "") -> int |
 
 
 def check_ranges(options: Mapping[str, str], table: str, primary_key: bool) -> None:
-    """Raise OptionError, naming the table, the key and the value, for an option Java cannot
-    read or that is outside its range; run when a table is created, loaded and copied.
+    """Raise OptionError, naming the table, the key and the value, for an option Java cannot read or
+    that is outside its range; run when a table is created, loaded and copied.
 
-    Java's own limits: integers fit the int or long the option is declared as (Java parses
-    some only where it uses them), sizes and durations fit a long in Java's units, booleans
-    are true or false; ``bucket`` > 0, -1 or -2 and ``snapshot.num-retained.min`` >= 1 and <=
-    ``.max`` (SchemaValidation; ``changelog.*`` is refused, so Java's changelog checks are
-    these); on a primary-key table at least 2 LSM levels (Levels) and a sort spill threshold of
-    at least 2 (MergeSorter); ``write-buffer-size`` > 0 and ``dynamic-bucket.max-buckets`` -1
-    or > 0. Ours alone, where Java goes on with a value that means nothing useful:
-    ``target-file-size`` and ``manifest.target-file-size`` > 0, ``snapshot.expire.limit`` any
-    int (at 0 or less expiry deletes nothing, as in Java), the other dynamic-bucket counts and
+    Java's own limits: integers fit the int or long the option is declared as (Java parses some only
+    where it uses them), sizes and durations fit a long in Java's units, booleans are true or false;
+    ``bucket`` > 0, -1 or -2 and ``snapshot.num-retained.min`` >= 1 and <= ``.max``, and the same of
+    ``changelog.num-retained.*`` (each falling back to the snapshot's) (SchemaValidation); on a
+    primary-key table at least 2 LSM levels (Levels) and a sort spill threshold of at least 2
+    (MergeSorter); ``write-buffer-size`` > 0 and ``dynamic-bucket.max-buckets`` -1 or > 0. Ours
+    alone, where Java goes on with a value that means nothing useful: ``target-file-size`` and
+    ``manifest.target-file-size`` > 0, ``snapshot.expire.limit`` any int (at 0 or less expiry
+    deletes nothing, as in Java), the other dynamic-bucket counts and
     ``postpone.default-bucket-num`` >= 1, a finite ``compaction.small-file-ratio`` >= 0,
     ``local-sort.max-num-file-handles`` >= 2 (a merge of spill files needs two), our own
-    ``write.parallelism`` >= 1, and at most
-    MAX_LEVELS levels. ``full-compaction.delta-commits`` is refused on an append table
-    with ``bucket = -1`` (SchemaValidation). tests/interop/test_option_ranges_java.py holds
-    Java to this.
+    ``write.parallelism`` >= 1, and at most MAX_LEVELS levels. ``full-compaction.delta-commits`` is
+    refused on an append table with ``bucket = -1`` (SchemaValidation).
+    tests/interop/test_option_ranges_java.py holds Java to this.
     """
     for key in _RANGES:
         if key in options:
@@ -1066,6 +1147,13 @@ def check_ranges(options: Mapping[str, str], table: str, primary_key: bool) -> N
         raise OptionError(
             f"{where}option '{SNAPSHOT_NUM_RETAINED_MAX}' = '{raw}' must not be less than "
             f"'{SNAPSHOT_NUM_RETAINED_MIN}' ({low})."
+        )
+    if o.changelog_num_retained_max < o.changelog_num_retained_min:
+        # SchemaValidation: the changelog's, each falling back to the snapshot's
+        raise OptionError(
+            f"{where}option '{CHANGELOG_NUM_RETAINED_MIN}' ({o.changelog_num_retained_min}) "
+            f"should not be larger than '{CHANGELOG_NUM_RETAINED_MAX}' "
+            f"({o.changelog_num_retained_max})."
         )
     mode = _STATS_MODE_RE.match(o.stats_mode)
     if mode is not None and mode.group(2) is not None and int(mode.group(2)) > JAVA_INT_MAX:
@@ -1094,6 +1182,16 @@ def check_ranges(options: Mapping[str, str], table: str, primary_key: bool) -> N
         raise OptionError(
             f"{where}deletion vectors need '{CHANGELOG_PRODUCER}' none, input or lookup, not "
             f"'{producer}'."
+        )
+    overwrite = options.get("streaming-read-overwrite")
+    if (
+        producer in ("lookup", "full-compaction")
+        and overwrite is not None
+        and parse_java_bool(overwrite, "streaming-read-overwrite", table)
+    ):
+        raise OptionError(  # SchemaValidation.validateTableSchema
+            f"{where}cannot set 'streaming-read-overwrite' to true when "
+            f"'{CHANGELOG_PRODUCER}' is '{producer}': it would read duplicated changes."
         )
     if o.row_tracking_enabled and (o.bucket != -1 or primary_key):
         # Java's SchemaValidation.validateRowTracking, in its words

@@ -89,10 +89,10 @@ file.compression | string | zstd | I | tests/integration/test_avro_snappy.py
 file.compression.zstd-level | int | 1 | I | tests/integration/test_options_implemented.py
 data-file.prefix | string | data- | I | tests/integration/test_options_ledger.py
 data-file.path-directory | string | - | R | data files live in the bucket directories; unset it
-changelog-file.prefix | string | changelog- | N | names changelog files, which only a changelog-producer writes; such writes are refused and batch reads never open changelog files
-changelog-file.format | string | - | N | format of changelog files, which only a changelog-producer writes; such writes are refused and batch reads never open changelog files
-changelog-file.compression | string | - | N | codec of changelog files, which only a changelog-producer writes; such writes are refused and batch reads never open changelog files
-changelog-file.stats-mode | string | - | N | stats of changelog files, which only a changelog-producer writes; such writes are refused and batch reads never open changelog files
+changelog-file.prefix | string | changelog- | I | tests/integration/test_changelog_input.py
+changelog-file.format | string | - | I | tests/integration/test_changelog_input.py
+changelog-file.compression | string | - | I | tests/integration/test_changelog_input.py
+changelog-file.stats-mode | string | - | I | tests/integration/test_changelog_input.py
 file.suffix.include.compression | bool | false | R | data file names without the codec: unset it
 file.block-size | memory | - | R | refused by writes and compaction only (reads go on): the Parquet row-group (ORC stripe) size also moves where Java rolls a data file at target-file-size; not implemented, unset it
 file-index.in-manifest-threshold | memory | 500 bytes | I | tests/integration/test_file_index.py
@@ -114,9 +114,9 @@ partition.legacy-name | bool | true | I | tests/integration/test_options_impleme
 snapshot.num-retained.min | int | 10 | I | tests/integration/test_expire.py
 snapshot.num-retained.max | int | 2147483647 | I | tests/integration/test_expire.py
 snapshot.time-retained | duration | 1 h | I | tests/integration/test_expire.py
-changelog.num-retained.min | int | - | R | changelog retention apart from snapshots (long-lived changelogs) is not implemented; unset it
-changelog.num-retained.max | int | - | R | changelog retention apart from snapshots (long-lived changelogs) is not implemented; unset it
-changelog.time-retained | duration | - | R | changelog retention apart from snapshots (long-lived changelogs) is not implemented; unset it
+changelog.num-retained.min | int | - | I | tests/integration/test_changelog_lifecycle.py tests/interop/test_changelog_lifecycle_java.py
+changelog.num-retained.max | int | - | I | tests/integration/test_changelog_lifecycle.py tests/interop/test_changelog_lifecycle_java.py
+changelog.time-retained | duration | - | I | tests/integration/test_changelog_lifecycle.py
 snapshot.expire.execution-mode | enum | sync | N | when expiry runs after a commit (Java's async: on another thread); it expires the same snapshots, here at the commit's end
 snapshot.expire.limit | int | 50 | I | tests/integration/test_options_implemented.py
 snapshot.clean-empty-directories | bool | false | I | tests/integration/test_options_implemented.py
@@ -164,9 +164,9 @@ compaction.incremental-size-threshold | memory | - | R | refused by compaction o
 compaction.min.file-num | int | 5 | I | tests/interop/test_options_implemented_java.py tests/integration/test_write_compaction.py
 compaction.file-num-limit | int | 100000 | R | append compaction picks as many files as Java's default allows; unset it
 compaction.delete-ratio-threshold | double | 0.2 | I | tests/integration/test_options_implemented.py tests/integration/test_dv_append.py
-changelog-producer | enum | none | I | tests/integration/test_changelog_producer_read.py
-changelog-producer.row-deduplicate | bool | false | N | shapes the changelog, which only a changelog-producer writes; such writes are refused
-changelog-producer.row-deduplicate-ignore-fields | string | - | N | shapes the changelog, which only a changelog-producer writes; such writes are refused
+changelog-producer | enum | none | I | tests/integration/test_changelog_input.py, tests/integration/test_changelog_producer_read.py, tests/integration/test_changelog_lookup.py
+changelog-producer.row-deduplicate | bool | false | I | tests/integration/test_changelog_full_compaction.py, tests/integration/test_changelog_lookup.py
+changelog-producer.row-deduplicate-ignore-fields | string | - | I | tests/integration/test_changelog_full_compaction.py, tests/integration/test_changelog_lookup.py
 table-read.sequence-number.enabled | bool | false | R | reads do not return _SEQUENCE_NUMBER; unset it
 key-value.sequence_number.enabled | bool | false | R | reads do not return _SEQUENCE_NUMBER; unset it
 sequence.field | string | - | I | tests/interop/test_sequence_order_java.py
@@ -218,14 +218,14 @@ lookup.remote-file.level-threshold | int | -2147483648 | R | remote lookup files
 read.batch-size | int | 1024 | N | rows per batch inside Java's readers
 write.batch-size | int | 1024 | R | refused by writes and compaction of ORC files only (reads and Parquet or Avro writes go on): the rows per batch Java hands its ORC writer also move where it rolls an ORC file at target-file-size; not implemented, unset it
 write.batch-memory | memory | 128 mb | R | refused by writes and compaction of ORC files only (reads and Parquet or Avro writes go on): the memory of Java's ORC writer batches also moves where it rolls an ORC file at target-file-size; not implemented, unset it
-consumer-id | string | - | R | refused by stream reads only (batch reads do not read it): recording a consumer's progress is not implemented
-full-compaction.delta-commits | int | - | I | tests/integration/test_write_compaction.py
+consumer-id | string | - | I | tests/integration/test_consumers.py tests/spark/test_spark_consumer_restart.py
+full-compaction.delta-commits | int | - | I | tests/integration/test_write_compaction.py tests/integration/test_changelog_full_compaction.py
 stream-scan-mode | enum | none | R | Java's internal scan modes of system tables; unset it
 batch-scan-mode | enum | none | R | Java's internal scan modes of system tables; unset it
-consumer.expiration-time | duration | - | R | consumer expiration is not implemented; unset it and delete consumers by hand
-consumer.mode | enum | exactly-once | N | how Flink's checkpoints record consumer progress
-consumer.ignore-progress | bool | false | N | read only with consumer-id, which stream reads refuse
-consumer.changelog-only | bool | false | N | Java's snapshot expiry ignores consumers with it only while changelog retention is apart from snapshots' (changelog.num-retained.*, changelog.time-retained: refused)
+consumer.expiration-time | duration | - | I | tests/integration/test_consumers.py
+consumer.mode | enum | exactly-once | N | how Flink's parallel readers agree on one recorded position; a stream here has one planner, which records its own position in both modes
+consumer.ignore-progress | bool | false | I | tests/integration/test_consumers.py
+consumer.changelog-only | bool | false | I | tests/integration/test_changelog_lifecycle.py (while changelog retention is apart from snapshots', snapshot expiry ignores consumers; changelog expiry keeps what they need)
 dynamic-bucket.target-row-num | long | 2000000 | I | tests/interop/test_spark_format_dynamic_bucket_java.py tests/interop/test_options_implemented_java.py
 dynamic-bucket.initial-buckets | int | - | I | tests/integration/test_options_implemented.py tests/interop/test_option_ranges_java.py
 dynamic-bucket.max-buckets | int | -1 | I | tests/interop/test_options_implemented_java.py
@@ -285,7 +285,7 @@ record-level.time-field | string | - | I | tests/integration/test_record_level_e
 fields.default-aggregate-function | string | - | I | tests/interop/test_sequence_group_java.py tests/unit/merge/test_merge_engine_semantics.py
 commit.user-prefix | string | - | R | commit users are not prefixed; unset it
 force-lookup | bool | false | I | tests/integration/test_compact.py
-lookup-wait | bool | true | N | whether Flink's commit waits for lookup compaction; a batch commit always waits
+lookup-wait | bool | true | N | whether Flink's checkpoint waits for the lookup compaction (false: its changelog comes with a later commit); every commit here compacts synchronously and waits, as Java's batch writes do
 lookup-compact | enum | radical | R | only radical lookup compaction is implemented; unset it
 lookup-compact.max-interval | int | - | N | read only with lookup-compact = gentle, which is refused
 file-operation.thread-num | int | - | N | threads of Java's file operations
@@ -427,7 +427,6 @@ PREFIX_RULES = (
         NO_EFFECT,
         "Flink's lookup-join settings and Java's local lookup files, never part of the table",
     ),
-    PrefixRule("changelog.", REFUSED, "changelog lifecycle options are not implemented; unset it"),
     PrefixRule("commit.callback.", REFUSED, "Java classes run at commit cannot run here"),
     PrefixRule("tag.callback.", REFUSED, "Java classes run at tag creation cannot run here"),
     PrefixRule("blob", REFUSED, "BLOB columns are not implemented; use Java Paimon"),
@@ -454,7 +453,6 @@ REFUSED_ONLY_BY = {
     "compaction.offpeak.start.hour": _COMPACTION,
     "compaction.offpeak.end.hour": _COMPACTION,
     "compaction.offpeak-ratio": _COMPACTION,
-    "consumer-id": _STREAM_READS,
     "streaming.read.snapshot.delay": _STREAM_READS,
     "streaming-read-overwrite": _STREAM_READS,
 }

@@ -25,11 +25,14 @@ def test_every_command_has_exactly_its_procedures_arguments() -> None:
         calls.compact,
         calls.rescale,
         calls.expire_snapshots,
+        calls.expire_changelogs,
         calls.remove_orphan_files,
         calls.rewrite_file_index,
         calls.create_tag,
         calls.delete_tag,
         calls.rollback,
+        calls.reset_consumer,
+        calls.clear_consumers,
     }
 
 

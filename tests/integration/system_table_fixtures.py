@@ -9,7 +9,7 @@ import decimal
 import pyarrow as pa
 
 from paimon_pyspark import FileSystemCatalog, Schema
-from paimon_pyspark.procedures import compact, create_tag
+from paimon_pyspark.procedures import compact, create_tag, reset_consumer
 from paimon_pyspark.store.schema_change import SchemaChange
 
 ARROW = pa.schema(
@@ -90,6 +90,7 @@ def build(catalog: FileSystemCatalog, kind: str, name: str | None = None) -> str
             write(catalog, ident, typed_batch(i))
         compact(catalog, ident)
         create_tag(catalog, ident, "only")
+        _consumers(catalog, ident)
         return ident
     options = dict(OPTIONS)
     keys: list[str] = []
@@ -120,7 +121,14 @@ def build(catalog: FileSystemCatalog, kind: str, name: str | None = None) -> str
     compact(catalog, ident)
     write(catalog, ident, batch(7))
     create_tag(catalog, ident, "retained", time_retained="1 h")
+    _consumers(catalog, ident)
     return ident
+
+
+def _consumers(catalog: FileSystemCatalog, ident: str) -> None:
+    """Consumers for ``$consumers`` (names whose Java HashMap order is not sorted order)."""
+    for consumer_id, next_snapshot in (("job-a", 2), ("b", 1), ("stream_2", 2), ("A1", 2)):
+        reset_consumer(catalog, ident, consumer_id, next_snapshot)
 
 
 def write(catalog: FileSystemCatalog, ident: str, data: pa.Table) -> None:

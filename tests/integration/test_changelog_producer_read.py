@@ -1,10 +1,9 @@
-"""``changelog-producer`` tables open and read here while every write is refused (tables Java
-wrote with each producer: tests/interop/test_options_a_java.py), Java's checks of the option,
-and ``ignore-update-before`` (-U records dropped at the write, Java's RowKindFilter)."""
+"""``changelog-producer`` tables are written by every writer here (tables Java wrote with each
+producer: tests/interop/test_options_a_java.py), Java's checks of the option, and
+``ignore-update-before`` (-U records dropped at the write, Java's RowKindFilter)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -12,7 +11,7 @@ import pytest
 
 from paimon_pyspark import FileStoreTable, Schema, procedures
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
-from paimon_pyspark.errors import OptionError, SchemaChangeError, UnsupportedOptionError
+from paimon_pyspark.errors import OptionError, SchemaChangeError
 from paimon_pyspark.store.schema_change import SchemaChange
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
@@ -46,31 +45,30 @@ def _rows(table: FileStoreTable) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("producer", ["input", "lookup", "full-compaction"])
-def test_a_changelog_table_reads_and_refuses_every_write(
-    catalog: FileSystemCatalog, producer: str
-) -> None:
+def test_every_writer_writes_a_changelog_table(catalog: FileSystemCatalog, producer: str) -> None:
+    """Batch and stream writes, truncate, compact and rescale all commit on a table with a
+    producer (once refused: nothing here produced changelog); input changelog comes with the
+    batch write (tests/integration/test_changelog_input.py has the details)."""
     table = _create(catalog, {})
     _write(table, [(1, "a"), (2, "b")])
     catalog.alter_table("db.t", [SchemaChange.set_option("changelog-producer", producer)])
     table = catalog.get_table("db.t")
     assert _rows(table) == [(1, "a"), (2, "b")]
-    latest = table.snapshot_manager.latest_id()
-    refusals: list[Callable[[], object]] = [
-        lambda: table.new_batch_write_builder().new_write(),
-        lambda: table.new_stream_write_builder().new_write(),
-        lambda: table.new_batch_write_builder().new_commit().truncate_table(),
-        lambda: procedures.compact(catalog, "db.t"),
-        lambda: procedures.rescale(catalog, "db.t", bucket_num=2),
-    ]
-    for refused in refusals:
-        with pytest.raises(UnsupportedOptionError, match="changelog-producer") as info:
-            refused()
-        assert "db.t" in str(info.value) and "drop that changelog" in str(info.value)
-    assert catalog.get_table("db.t").snapshot_manager.latest_id() == latest
-    # ALTER back to none: writes work again
-    catalog.alter_table("db.t", [SchemaChange.set_option("changelog-producer", "none")])
-    _write(catalog.get_table("db.t"), [(3, "c")])
-    assert _rows(catalog.get_table("db.t")) == [(1, "a"), (2, "b"), (3, "c")]
+    _write(table, [(2, "b2"), (3, "c")])
+    latest = table.snapshot_manager.latest()
+    assert latest is not None
+    appended = table.snapshot_manager.snapshot(latest.id - (latest.commit_kind == "COMPACT"))
+    assert (appended.changelog_record_count == 2) == (producer == "input")
+    stream = table.new_stream_write_builder()
+    with stream.new_write() as w:
+        w.write_arrow(pa.Table.from_pylist([{"id": 4, "v": "d"}], SCHEMA))
+        stream.new_commit().commit(w.prepare_commit(1), 1)
+    procedures.compact(catalog, "db.t", compact_strategy="full")
+    assert _rows(catalog.get_table("db.t")) == [(1, "a"), (2, "b2"), (3, "c"), (4, "d")]
+    assert procedures.rescale(catalog, "db.t", bucket_num=2) is not None
+    assert _rows(catalog.get_table("db.t")) == [(1, "a"), (2, "b2"), (3, "c"), (4, "d")]
+    catalog.get_table("db.t").new_batch_write_builder().new_commit().truncate_table()
+    assert _rows(catalog.get_table("db.t")) == []
 
 
 @pytest.mark.parametrize(

@@ -428,11 +428,19 @@ def test_first_row_table_compacts_fully(catalog: FileSystemCatalog) -> None:
     assert [e.file.level for e in live_files(table)] == [5]
 
 
-def test_force_lookup_minor_refused_unless_deduplicate(catalog: FileSystemCatalog) -> None:
+def test_force_lookup_compacts_level0_at_each_commit(catalog: FileSystemCatalog) -> None:
+    """Java's LookupMergeFunction: a partial-update table that needs lookup merges each new
+    level-0 file with the row looked up above, so a minor compaction works as a full one
+    (tests/integration/test_changelog_lookup.py has the lookup in detail)."""
     options = {"bucket": "1", "force-lookup": "true", "merge-engine": "partial-update"}
-    pk_table(catalog, "partial", options)
-    with pytest.raises(UnsupportedOptionError, match="needs lookup"):
-        compact(catalog, "db.partial", compact_strategy="minor")
+    partial = pk_table(catalog, "partial", options)
+    commit_rows(partial, orders([1, 2]), None)
+    commit_rows(partial, orders([2], version=1), None)
+    assert min(e.file.level for e in live_files(partial)) >= 1
+    compact(catalog, "db.partial", compact_strategy="minor")
+    assert by_key(catalog.get_table("db.partial")) == sorted(
+        [*orders([1]).to_pylist(), *orders([2], 1).to_pylist()], key=lambda r: r["order_id"]
+    )
     table = pk_table(catalog, "dedup", {"bucket": "1", "force-lookup": "true"})
     for version in range(2):  # each commit compacts its level-0 file, as Java's writer does
         commit_rows(table, orders([1, 2, 3], version=version), None)

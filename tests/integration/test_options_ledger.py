@@ -82,7 +82,7 @@ def test_every_key_has_one_status_a_kind_and_a_note() -> None:
 def test_the_issue_keys_have_the_status_the_issue_gives_them() -> None:
     for key in ("tag.automatic-creation", "partition.expiration-time", "scan.fallback-branch"):
         assert ledger.LEDGER[key].status == ledger.REFUSED, key
-    assert ledger.LEDGER["consumer.expiration-time"].status == ledger.REFUSED
+    assert ledger.LEDGER["consumer.expiration-time"].status == ledger.IMPLEMENTED
     for key in (
         "postpone.target-row-num-per-bucket",
         "postpone.target-size-per-bucket",

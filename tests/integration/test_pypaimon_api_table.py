@@ -127,8 +127,10 @@ OURS: dict[str, str | None] = {
     "pypaimon.tag.tag_manager.TagManager": f"{_PP}.table.tag_manager.TableTagManager",
     "pypaimon.branch.branch_manager.BranchManager": None,
     "pypaimon.consumer.consumer_manager.ConsumerManager": f"{_PP}.store.managers.ConsumerManager",
-    "pypaimon.consumer.consumer.Consumer": None,
-    "pypaimon.changelog.changelog_manager.ChangelogManager": None,
+    "pypaimon.consumer.consumer.Consumer": f"{_PP}.store.managers.Consumer",
+    "pypaimon.changelog.changelog_manager.ChangelogManager": (
+        f"{_PP}.store.changelog_manager.ChangelogManager"
+    ),
     "pypaimon.table.rollback_helper.RollbackHelper": None,
     "pypaimon.table.instant.Instant": None,
     "pypaimon.table.instant.SnapshotInstant": None,

@@ -185,7 +185,7 @@ def test_system_names_are_case_insensitive(catalog: FileSystemCatalog, pk: str) 
 @pytest.mark.parametrize(
     ("name", "match"),
     [
-        ("db.pk$audit_log", "'audit_log' is not supported"),
+        ("db.pk$statistics", "'statistics' is not supported"),
         ("db.pk$nothing", "'nothing' is not a system table"),
         ("db.pk$branch_b", "branch"),
         ("db.pk$branch_b$files", "branch"),

@@ -160,7 +160,6 @@ def test_no_effect_keys_do_not_change_javas_output(
     [
         ("tag.automatic-creation", "process-time"),
         ("partition.expiration-time", "7 d"),
-        ("consumer.expiration-time", "1 d"),
         ("commit.user-prefix", "etl"),
         ("commit.force-create-snapshot", "true"),
     ],

@@ -1,5 +1,6 @@
 """The ``CALL sys.*`` procedures as commands: ``compact``, ``rescale``, ``expire-snapshots``,
-``remove-orphan-files``, ``rewrite-file-index``, ``create-tag``, ``delete-tag``, ``rollback``.
+``expire-changelogs``, ``remove-orphan-files``, ``rewrite-file-index``, ``create-tag``,
+``delete-tag``, ``rollback``, ``reset-consumer``, ``clear-consumers``.
 
 Each command's flags are its procedure's own arguments (procedures/calls.py), read from the
 procedure's signature as the SQL door reads them, so a new argument needs no change here:
@@ -48,6 +49,12 @@ COMMANDS = (
         "expire-snapshots", calls.expire_snapshots, False, "expire old snapshots and their files"
     ),
     ProcedureCommand(
+        "expire-changelogs",
+        calls.expire_changelogs,
+        False,
+        "expire long-lived changelogs and their files",
+    ),
+    ProcedureCommand(
         "remove-orphan-files",
         calls.remove_orphan_files,
         True,
@@ -62,6 +69,12 @@ COMMANDS = (
     ProcedureCommand("create-tag", calls.create_tag, False, "tag a snapshot"),
     ProcedureCommand("delete-tag", calls.delete_tag, False, "delete tags"),
     ProcedureCommand("rollback", calls.rollback, False, "roll back to a snapshot or tag"),
+    ProcedureCommand(
+        "reset-consumer", calls.reset_consumer, False, "set or delete a stream consumer"
+    ),
+    ProcedureCommand(
+        "clear-consumers", calls.clear_consumers, False, "delete stream consumers by pattern"
+    ),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
 
@@ -143,4 +156,8 @@ def result_document(command: ProcedureCommand, result: Any) -> dict[str, Any]:
         return {"deleted_snapshots_count": result}
     if command.name in ("compact", "rescale"):
         return {"result": True, "snapshot_id": result}
+    if command.name == "expire-changelogs":
+        return {"result": result}
+    if command.name == "clear-consumers":
+        return {"result": True, "cleared_consumers": result}
     return {"result": True}

@@ -99,6 +99,20 @@ IndexOf = Callable[[Snapshot | None], list[IndexManifestEntry]]
 """The index-file changes of one commit attempt (Java's index ADD/DELETE entries)."""
 
 
+@dataclass
+class _Collected:
+    """A commit's messages as manifest entries, split as Java's ManifestEntryChanges: the new
+    files' (APPEND) and the compaction's (COMPACT) table files, changelog files and index
+    changes."""
+
+    append: list[ManifestEntry]
+    compact: list[ManifestEntry]
+    append_index: list[IndexManifestEntry]
+    compact_index: list[IndexManifestEntry]
+    append_changelog: list[ManifestEntry]
+    compact_changelog: list[ManifestEntry]
+
+
 @dataclass(frozen=True)
 class CommitSettings:
     table_name: str
@@ -191,24 +205,42 @@ class FileStoreCommit:
         ``filter_and_commit``), ``append_commit_check_conflict``, or when it removes files or
         carries deletion vectors, which also makes it an OVERWRITE snapshot.
         """
-        append, compact, append_index, compact_index = self._collect(messages)
+        c = self._collect(messages)
+        append, append_index = c.append, c.append_index
         created = []
-        if append or append_index:
+        if append or append_index or c.append_changelog:
             has_delete = any(e.kind == mf.KIND_DELETE for e in append) or any(
                 e.index_file.index_type == DELETION_VECTORS_INDEX for e in append_index
             )
             kind = OVERWRITE if has_delete else APPEND
             check = check_append_files or self.append_commit_check_conflict or has_delete
             created.append(
-                self._try_commit(lambda _: append, kind, identifier, check, lambda _: append_index)
-            )
-        if compact or compact_index:
-            created.append(
                 self._try_commit(
-                    lambda _: compact, COMPACT, identifier, True, lambda _: compact_index
+                    lambda _: append,
+                    kind,
+                    identifier,
+                    check,
+                    lambda _: append_index,
+                    c.append_changelog,
                 )
             )
+        created += self._commit_compaction(c, identifier)
         return created
+
+    def _commit_compaction(self, c: _Collected, identifier: int) -> list[int]:
+        """The COMPACT snapshot of a commit's compaction changes, if it has any."""
+        if not (c.compact or c.compact_index or c.compact_changelog):
+            return []
+        compact, compact_index = c.compact, c.compact_index
+        snapshot_id = self._try_commit(
+            lambda _: compact,
+            COMPACT,
+            identifier,
+            True,
+            lambda _: compact_index,
+            c.compact_changelog,
+        )
+        return [snapshot_id]
 
     def overwrite(
         self,
@@ -224,8 +256,17 @@ class FileStoreCommit:
         with no new files commits nothing; a static one always commits.
         """
         s = self.settings
-        append, compact, append_index, compact_index = self._collect(messages)
+        c = self._collect(messages)
+        append, compact = c.append, c.compact
         new_files = [e for e in append if e.kind == mf.KIND_ADD]
+        if c.append_changelog or c.compact_changelog:
+            LOG.warning(
+                "Table '%s': an overwrite commits no changelog (as Java's overwritePartition); "
+                "make sure no streaming reader consumes the overwritten partitions. Ignored "
+                "changelog files: %s",
+                s.table_name,
+                ", ".join(e.file.file_name for e in c.append_changelog + c.compact_changelog),
+            )
         if len(new_files) != len(append):
             raise CommitError(
                 f"Table '{s.table_name}': an overwrite commit cannot also delete files."
@@ -236,14 +277,11 @@ class FileStoreCommit:
         created = []
         if not skip:
             changes = self._overwrite_changes(new_files, filter_, overwrite.base_snapshot_id)
-            index_changes = self._overwrite_index_changes(append_index, filter_)
+            index_changes = self._overwrite_index_changes(c.append_index, filter_)
             created.append(self._try_commit(changes, OVERWRITE, identifier, True, index_changes))
-        if compact or compact_index:
-            created.append(
-                self._try_commit(
-                    lambda _: compact, COMPACT, identifier, True, lambda _: compact_index
-                )
-            )
+        if compact or c.compact_index:
+            no_changelog = _Collected([], compact, [], c.compact_index, [], [])
+            created += self._commit_compaction(no_changelog, identifier)
         return created
 
     def _overwrite_filter(
@@ -366,19 +404,13 @@ class FileStoreCommit:
                         "committed. Plan the overwrite again on the latest snapshot."
                     )
 
-    def _collect(
-        self, messages: Sequence[CommitMessage]
-    ) -> tuple[
-        list[ManifestEntry],
-        list[ManifestEntry],
-        list[IndexManifestEntry],
-        list[IndexManifestEntry],
-    ]:
-        """(append entries, compact entries, append index changes, compact index changes)."""
+    def _collect(self, messages: Sequence[CommitMessage]) -> _Collected:
         append: list[ManifestEntry] = []
         compact: list[ManifestEntry] = []
         append_index: list[IndexManifestEntry] = []
         compact_index: list[IndexManifestEntry] = []
+        append_changelog: list[ManifestEntry] = []
+        compact_changelog: list[ManifestEntry] = []
         for m in messages:
             total = m.total_buckets if m.total_buckets is not None else self.settings.bucket
 
@@ -391,8 +423,10 @@ class FileStoreCommit:
             append += [entry(mf.KIND_DELETE, f) for f in m.data_increment.deleted_files]
             compact += [entry(mf.KIND_DELETE, f) for f in m.compact_increment.compact_before]
             compact += [entry(mf.KIND_ADD, f) for f in m.compact_increment.compact_after]
-            if m.data_increment.changelog_files or m.compact_increment.changelog_files:
-                raise CommitError("Changelog files are not supported by paimon_pyspark yet.")
+            append_changelog += [entry(mf.KIND_ADD, f) for f in m.data_increment.changelog_files]
+            compact_changelog += [
+                entry(mf.KIND_ADD, f) for f in m.compact_increment.changelog_files
+            ]
             for target, increment in (
                 (append_index, m.data_increment),
                 (compact_index, m.compact_increment),
@@ -405,7 +439,9 @@ class FileStoreCommit:
                     IndexManifestEntry(mf.KIND_DELETE, m.partition, m.bucket, f)
                     for f in increment.deleted_index_files
                 ]
-        return append, compact, append_index, compact_index
+        return _Collected(
+            append, compact, append_index, compact_index, append_changelog, compact_changelog
+        )
 
     def _try_commit(
         self,
@@ -414,6 +450,7 @@ class FileStoreCommit:
         identifier: int,
         check: bool,
         index_of: IndexOf | None = None,
+        changelog: Sequence[ManifestEntry] = (),
     ) -> int:
         """Attempt until a snapshot is published, retrying when another writer took the id or
         a store call failed.
@@ -433,7 +470,9 @@ class FileStoreCommit:
                 "Nothing was committed."
             ) from e
         try:
-            return self._attempt_until_published(entries_of, kind, identifier, check, index_of)
+            return self._attempt_until_published(
+                entries_of, kind, identifier, check, index_of, changelog
+            )
         except BaseException as e:
             if not isinstance(e, CommitOutcomeUnknownError):
                 self._drop_delta()
@@ -448,6 +487,7 @@ class FileStoreCommit:
         identifier: int,
         check: bool,
         index_of: IndexOf | None,
+        changelog: Sequence[ManifestEntry] = (),
     ) -> int:
         s = self.settings
         retry = 0
@@ -474,7 +514,7 @@ class FileStoreCommit:
                 entries = entries_of(latest)
                 index_delta = index_of(latest) if index_of is not None else []
                 snapshot_id = self._try_commit_once(
-                    entries, kind, identifier, latest, check, index_delta, schema_id
+                    entries, kind, identifier, latest, check, index_delta, schema_id, changelog
                 )
                 if snapshot_id is None:
                     taken = latest.id + 1 if latest is not None else 1
@@ -644,11 +684,15 @@ class FileStoreCommit:
         check: bool,
         index_delta: Sequence[IndexManifestEntry] = (),
         schema_id: int | None = None,
+        changelog: Sequence[ManifestEntry] = (),
     ) -> int | None:
         """One attempt on ``latest``: the new snapshot's id, or None if another writer took it.
 
         ``schema_id`` is the table's latest schema, probed by the caller before it read
-        ``latest`` (probed here when not given)."""
+        ``latest`` (probed here when not given). ``changelog`` (the changelog files' ADD
+        entries) gets a manifest list of its own, the snapshot's ``changelogManifestList``,
+        with ``changelogRecordCount`` their rows; both stay null without changelog, as in
+        Java's tryCommitOnce."""
         s = self.settings
         if schema_id is None:
             schema_id = self._latest_schema_id()
@@ -676,6 +720,15 @@ class FileStoreCommit:
             written += new_base_files
             base_list, base_size = self.manifests.write_manifest_list(merged_base, pf)
             written.append(base_list)
+            changelog_list: str | None = None
+            changelog_size: int | None = None
+            if changelog:
+                metas = self.manifests.write_manifests(
+                    list(changelog), pf, schema_id, s.manifest_target_size
+                )
+                written += [m.file_name for m in metas]
+                changelog_list, changelog_size = self.manifests.write_manifest_list(metas, pf)
+                written.append(changelog_list)
             index_manifest = latest.index_manifest if latest else None
             if index_delta:
                 index_manifest = self.index_files.write_manifest(
@@ -694,6 +747,8 @@ class FileStoreCommit:
                 base_manifest_list_size=base_size,
                 delta_manifest_list=delta_list,
                 delta_manifest_list_size=delta_size,
+                changelog_manifest_list=changelog_list,
+                changelog_manifest_list_size=changelog_size,
                 index_manifest=index_manifest,
                 commit_user=self.commit_user,
                 commit_identifier=identifier,
@@ -701,6 +756,9 @@ class FileStoreCommit:
                 time_millis=int(time.time() * 1000),
                 total_record_count=previous_total + added - deleted,
                 delta_record_count=added - deleted,
+                changelog_record_count=sum(e.file.row_count for e in changelog)
+                if changelog
+                else None,
                 watermark=latest.watermark if latest else None,
                 statistics=latest.statistics
                 if latest is not None and latest.schema_id == schema_id
@@ -831,7 +889,6 @@ class _UncertainPublish(Exception):
 def new_store_commit(store: FileStore, commit_user: str) -> FileStoreCommit:
     """The commit of ``store``'s snapshots for ``commit_user`` (Java's FileStore.newCommit)."""
     o = store.options
-    o.check_changelog_writable("a commit")
     settings = CommitSettings(
         table_name=store.name,
         table_path=store.path,

@@ -21,11 +21,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from paimon_pyspark.compact.append import append_dv_entries, pick_append, rewrite_append_files
-from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.mergetree.compact_settings import CompactSettings
 from paimon_pyspark.mergetree.compaction import (
     compact_kv_bucket,
-    lookup_compaction_supported,
     strategy_of,
 )
 from paimon_pyspark.mergetree.record_expire import RecordLevelExpire
@@ -147,31 +145,6 @@ class CompactPlan:
 # --- planning -------------------------------------------------------------------------------
 
 
-def check_compactable(table: FileStore, full: bool = True) -> None:
-    """Refuse what this compaction would get wrong rather than do it differently from Java.
-
-    Primary-key tables compact in every bucket mode. A dynamic-bucket bucket (HASH_DYNAMIC)
-    compacts as a fixed one and keeps its HASH index file, as Java's writer does: its
-    DynamicBucketIndexMaintainer writes a new file only for new keys, and a compaction adds
-    none (a key whose retraction it drops keeps its hash, so the key comes back to this
-    bucket). Cross-partition buckets (KEY_DYNAMIC) have no index file; Java's writers compact
-    them at commit, while its procedures refuse them (Flink: "Unsupported bucket mode", Spark:
-    "not support yet"); ours compacts them as the writers do.
-
-    A minor compaction of a table that needs lookup (``first-row``, ``force-lookup``) must
-    consult the higher levels for every level-0 key (LookupMergeTreeCompactRewriter): done for
-    first-row and deduplicate tables (``merge_tree.lookup_compaction_supported``), refused for
-    the others; a full compaction merges every file and needs no lookup.
-    """
-    lookup = table.primary_keys and CompactSettings.of(table).need_lookup
-    if lookup and not full and not lookup_compaction_supported(table):
-        raise UnsupportedOptionError(
-            f"Table '{table.name}': minor compaction of a table that needs lookup "
-            "(force-lookup with the partial-update or aggregation merge engine, or with "
-            "sequence.field) is not supported by paimon_pyspark yet; use compact_strategy 'full'."
-        )
-
-
 def kept_entries(
     table: FileStore, snapshot: Snapshot, keep_partition: PartitionFilter | None
 ) -> Iterator[tuple[ManifestEntry, tuple[Any, ...]]]:
@@ -196,7 +169,6 @@ def plan_compaction(
 ) -> CompactPlan:
     """The tasks of one compaction of the latest snapshot (empty: nothing to compact),
     planned again on the newest one if it expires meanwhile (store/latest_plan.py)."""
-    check_compactable(table, full)
     return plan_latest(table, lambda s: _plan_compaction(table, s, full, keep_partition, buckets))
 
 

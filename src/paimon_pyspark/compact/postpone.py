@@ -54,9 +54,9 @@ from paimon_pyspark.compact.plan import (
 )
 from paimon_pyspark.errors import CompactArgumentError
 from paimon_pyspark.io.data_file_reader import read_kv_records
-from paimon_pyspark.merge.merge_function import MergeSettings, merge
+from paimon_pyspark.merge.merge_function import MergeSettings, merge, sort_records
 from paimon_pyspark.mergetree.compaction import compact_kv_bucket
-from paimon_pyspark.mergetree.sorted_run_writer import write_sorted_run
+from paimon_pyspark.mergetree.sorted_run_writer import write_changelog, write_sorted_run
 from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
@@ -236,12 +236,34 @@ def compact_postpone_bucket(
     base = max((f.max_sequence_number for f in task.files), default=-1) + 1
     seq = pa.array(np.arange(base, base + records.num_rows, dtype=np.int64))
     records = records.append_column(SEQUENCE_NUMBER, seq)
-    if task.full and not task.files:
+    producer = table.options.changelog_producer
+    inputs: list[DataFileMeta] = []
+    if producer == "input":  # the bucket writer's flush writes them (Java's BucketFiles)
+        records = sort_records(records, keys, settings)
+        inputs = write_changelog(table, values, task.bucket, records)
+    try:
+        return _merge_into_bucket(table, task, records, keys, settings, inputs)
+    except BaseException:
+        _delete(table, task, inputs)
+        raise
+
+
+def _merge_into_bucket(
+    table: FileStore,
+    task: CompactTask,
+    records: pa.Table,
+    keys: list[str],
+    settings: MergeSettings,
+    inputs: list[DataFileMeta],
+) -> CommitMessage:
+    values = list(task.partition_values)
+    if task.full and not task.files and table.options.changelog_producer in ("none", "input"):
         # nothing older in the bucket: merge straight to the top level, retractions dropped
+        # (a lookup or full-compaction producer needs the compaction's changelog)
         merged = merge(records, keys, settings, drop_delete=True, buffer=True)
         top = table.options.num_levels - 1
         after = write_sorted_run(table, values, task.bucket, merged, top, FILE_SOURCE_COMPACT)
-        return task.message([], after)
+        return task.message([], after, changelog=inputs)
     # as Java's bucket writer: flush the records as a level-0 run, then compact the bucket
     merged = merge(records, keys, settings, drop_delete=False, buffer=True)
     new = write_sorted_run(table, values, task.bucket, merged, 0, FILE_SOURCE_APPEND)
@@ -266,7 +288,7 @@ def compact_postpone_bucket(
         _delete(table, task, [f for f in kept_after if f.file_name not in before_names])
         _delete(table, task, changelog)
         raise
-    return task.message(kept_before, kept_after, written, changelog)
+    return task.message(kept_before, kept_after, written, [*inputs, *changelog])
 
 
 def _delete(table: FileStore, task: CompactTask, files: Sequence[DataFileMeta]) -> None:

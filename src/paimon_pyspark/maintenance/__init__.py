@@ -1,1 +1,2 @@
-"""Table maintenance: snapshot expiration (Java's ExpireSnapshotsImpl and SnapshotDeletion)."""
+"""Table maintenance: snapshot and long-lived changelog expiration (Java's ExpireSnapshotsImpl,
+SnapshotDeletion, ExpireChangelogImpl, ChangelogDeletion), orphan files, tags and rollback."""

@@ -20,8 +20,19 @@ leaves every retained snapshot and tag readable (only expired snapshots may lose
 3. the snapshot files, oldest first, and finally ``snapshot/EARLIEST`` = ``end``.
 
 Tagged snapshots (``tag/tag-<name>``) keep their data files and metadata whether or not their
-snapshot file still exists. Changelog lifecycle decoupling (``changelog.*`` options) is refused
-when the table is opened, so changelog files expire with their snapshot, as Java does then.
+snapshot file still exists.
+
+When the changelog outlives snapshots (``changelog.num-retained.*`` or ``changelog.time-retained``
+above the snapshots', Java's ExpireConfig.isChangelogDecoupled), step 3 first writes each expired
+snapshot as its long-lived changelog ``changelog/changelog-<id>`` (and ``changelog/LATEST``),
+then deletes the snapshot file, and what that changelog reads stays: a table with a
+``changelog-producer`` keeps the changelog files and the changelog manifest list (its base and
+delta lists go); one without keeps the delta's APPEND files (level 0, written by a write, not a
+compaction) and the base and delta manifest lists. expire_changelog.py expires them later. With
+``consumer.changelog-only`` consumers then hold back only that, not snapshot expiry. The
+procedure's expiry (``expire_snapshots``) is not decoupled, as Java's ProcedureUtils builds it
+without the changelog settings: it deletes changelog files with their snapshot. Unlike Java, an
+expiry that is not decoupled still keeps the level-0 files existing long-lived changelogs read.
 """
 
 from __future__ import annotations
@@ -37,6 +48,7 @@ from paimon_pyspark.errors import CorruptTableError, OptionError
 from paimon_pyspark.maintenance.snapshot_deletion import DataFileCandidate, SnapshotDeletion
 from paimon_pyspark.options import JAVA_INT_MAX, CoreOptions
 from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.store.changelog_manager import ChangelogManager
 from paimon_pyspark.store.managers import ConsumerManager, TagManager
 
 if TYPE_CHECKING:
@@ -52,7 +64,9 @@ class ExpireConfig:
     """Java's ExpireConfig; the builder's defaults here, the table's via :meth:`from_options`.
 
     ``older_than_ms``, when set, replaces ``time_retained_ms``: snapshots committed before this
-    epoch millisecond may expire (the procedure's ``older_than``).
+    epoch millisecond may expire (the procedure's ``older_than``). The ``changelog_*`` settings,
+    None for the snapshots' (Java's builder), are those of the long-lived changelogs
+    (expire_changelog.py); ``changelog_older_than_ms`` is ``expire_changelogs``' older_than.
     """
 
     retain_max: int = JAVA_INT_MAX
@@ -61,16 +75,65 @@ class ExpireConfig:
     max_deletes: int = JAVA_INT_MAX
     older_than_ms: int | None = None
     clean_empty_directories: bool = False
+    changelog_retain_max: int | None = None
+    changelog_retain_min: int | None = None
+    changelog_time_retained_ms: int | None = None
+    changelog_max_deletes: int | None = None
+    changelog_older_than_ms: int | None = None
+    consumer_changelog_only: bool = False
 
     @staticmethod
     def from_options(options: CoreOptions) -> ExpireConfig:
+        """Java's CoreOptions.expireConfig: the changelog's settings fall back to the
+        snapshots', and ``snapshot.expire.limit`` bounds both."""
+        limit = max(0, options.snapshot_expire_limit)
         return ExpireConfig(
             retain_max=options.snapshot_num_retained_max,
             retain_min=options.snapshot_num_retained_min,
             time_retained_ms=options.snapshot_time_retained_ms,
-            max_deletes=max(0, options.snapshot_expire_limit),
+            max_deletes=limit,
             clean_empty_directories=options.snapshot_clean_empty_directories,
+            changelog_retain_max=options.changelog_num_retained_max,
+            changelog_retain_min=options.changelog_num_retained_min,
+            changelog_time_retained_ms=options.changelog_time_retained_ms,
+            changelog_max_deletes=limit,
+            consumer_changelog_only=options.consumer_changelog_only,
         )
+
+    @property
+    def changelog_max(self) -> int:
+        return self.retain_max if self.changelog_retain_max is None else self.changelog_retain_max
+
+    @property
+    def changelog_min(self) -> int:
+        return self.retain_min if self.changelog_retain_min is None else self.changelog_retain_min
+
+    @property
+    def changelog_time_ms(self) -> int:
+        if self.changelog_time_retained_ms is None:
+            return self.time_retained_ms
+        return self.changelog_time_retained_ms
+
+    @property
+    def changelog_deletes(self) -> int:
+        if self.changelog_max_deletes is None:
+            return self.max_deletes
+        return self.changelog_max_deletes
+
+    @property
+    def changelog_decoupled(self) -> bool:
+        """The changelog outlives snapshots (Java's ExpireConfig.changelogDecoupled)."""
+        return (
+            self.changelog_max > self.retain_max
+            or self.changelog_min > self.retain_min
+            or self.changelog_time_ms > self.time_retained_ms
+        )
+
+    def changelog_older_than(self, now_ms: int) -> int:
+        """Long-lived changelogs with ``timeMillis`` below this may expire by time."""
+        if self.changelog_older_than_ms is not None:
+            return self.changelog_older_than_ms
+        return now_ms - self.changelog_time_ms
 
     def older_than(self, now_ms: int) -> int:
         """Snapshots with ``timeMillis`` below this may expire by time."""
@@ -127,7 +190,9 @@ class ExpireSnapshots:
             if not hinted:
                 sm.write_earliest_hint(earliest)
             return 0
-        consumer_next = self.consumer_manager.min_next_snapshot()
+        consumer_next = (
+            None if cfg.consumer_changelog_only else self.consumer_manager.min_next_snapshot()
+        )
         if consumer_next is not None:
             max_exclusive = min(max_exclusive, consumer_next)
         max_exclusive = min(max_exclusive, earliest + cfg.max_deletes)
@@ -160,6 +225,9 @@ class ExpireSnapshots:
         begin = snapshots[0].id
         tags = self.tag_manager.tagged_snapshots()
         deletion = SnapshotDeletion(self.store)
+        decoupled = self.expire_config.changelog_decoupled
+        # without a producer, a decoupled changelog is the delta's level-0 (APPEND) files
+        keep_appends = decoupled and self.store.options.changelog_producer == "none"
 
         # 1. data files no retained snapshot or tag uses, then changelog files
         candidates: list[DataFileCandidate] = []
@@ -168,7 +236,7 @@ class ExpireSnapshots:
                 continue  # what it removed belonged to an earlier, already expired snapshot
             removed = deletion.removed_data_files(s)
             if removed is not None:
-                candidates.extend(removed)
+                candidates.extend(c for c in removed if not (keep_appends and c.appended))
         if candidates:
             protected = self._protected_data_files(deletion, end, latest, tags)
             if protected is not None:
@@ -176,7 +244,7 @@ class ExpireSnapshots:
                     c for c in candidates if c.file_name not in protected
                 )
                 LOG.debug("expired %d data files of snapshots [%d, %d)", deleted, begin, end.id)
-        for s in expiring:
+        for s in expiring if not decoupled else ():
             if s.changelog_manifest_list:
                 deletion.delete_added_changelog_files(s.changelog_manifest_list)
         if self.expire_config.clean_empty_directories:
@@ -190,10 +258,16 @@ class ExpireSnapshots:
             skip = None
         if skip is not None:
             for s in expiring:
-                deletion.clean_unused_manifests(s, skip)
+                deletion.clean_unused_manifests(
+                    s, skip, data_lists=not keep_appends, changelog_list=not decoupled
+                )
 
-        # 3. snapshot files, oldest first, then the hint
+        # 3. snapshot files, oldest first (each kept as its changelog first), then the hint
+        changelogs = ChangelogManager(self.store.file_io, self.store.path)
         for s in expiring:
+            if decoupled:
+                changelogs.commit_changelog(s, s.id)
+                changelogs.commit_long_lived_changelog_latest_hint(s.id)
             sm.delete_snapshot(s.id)
         sm.write_earliest_hint(end.id)
         LOG.info(
@@ -217,6 +291,10 @@ class ExpireSnapshots:
         sm = self.snapshot_manager
         try:
             protected = deletion.live_file_names(end)
+            if not self.expire_config.changelog_decoupled:
+                # long-lived changelogs from when it was (or Java's procedure expiry): unlike
+                # Java, their level-0 files stay
+                protected |= deletion.long_lived_changelog_files()
             for tag in tags:
                 protected |= deletion.live_file_names(tag)
             for sid in range(end.id + 1, latest + 1):

@@ -11,7 +11,11 @@ Mirrors org.apache.paimon.operation.SnapshotDeletion and its base FileDeletionBa
   the table broke Java's invariant that a removed file never comes back.
 - manifests, manifest lists, index manifests, index files and statistics of an expired snapshot
   that are not in the skipping set (the same files of the first retained snapshot and of tags)
-  (``cleanUnusedManifests``).
+  (``cleanUnusedManifests``); when the changelog outlives the snapshot (expire.py), its
+  changelog manifest list stays, and without a producer its base and delta lists too.
+
+The long-lived changelogs' own deletion (Java's ChangelogDeletion) is expire_changelog.py; it
+uses the same pieces.
 
 A manifest that cannot be read cancels the data-file deletion of that snapshot, as in Java:
 leaving a file behind is an orphan, deleting a live one is corruption.
@@ -35,8 +39,10 @@ from typing import TYPE_CHECKING
 from paimon_pyspark.errors import CorruptTableError, ManifestMissingError
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
+from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_APPEND
 from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.store.changelog_manager import ChangelogManager
 from paimon_pyspark.store.index_io import IndexFileHandler
 from paimon_pyspark.store.path_checks import external_io_path, is_table_path, name_problem
 from paimon_pyspark.store.paths import bucket_dir
@@ -56,6 +62,9 @@ class DataFileCandidate:
     extra_paths: list[str]
     partition: bytes
     bucket: int
+    appended: bool = False
+    """Written by a write, not a compaction (``_FILE_SOURCE`` APPEND, or none recorded): without
+    a producer, the changes a decoupled changelog reads."""
 
 
 @dataclass
@@ -92,6 +101,22 @@ class SnapshotDeletion:
         metas = mio.read_manifest_list(snapshot.delta_manifest_list)
         return {e.file.file_name for e in mio.read_entries(metas) if e.kind == mf.KIND_ADD}
 
+    def long_lived_changelog_files(self) -> set[str]:
+        """Names of the data files the long-lived changelogs' delta lists ADD (what a changelog
+        without a producer reads, store/changelog_manager.py), for a cleanup that must keep
+        them; raises if a manifest cannot be read."""
+        changelogs = ChangelogManager(self.store.file_io, self.store.path)
+        names: set[str] = set()
+        for cid in changelogs.list_ids():
+            changelog = changelogs.try_get_changelog(cid)
+            if changelog is None or changelog.changelog_manifest_list:
+                continue
+            try:
+                names |= self.added_file_names(changelog)
+            except ManifestMissingError:
+                continue  # expired meanwhile
+        return names
+
     def removed_data_files(self, snapshot: Snapshot) -> list[DataFileCandidate] | None:
         """Files ``snapshot``'s delta DELETEd and did not ADD back (getDataFileToDelete).
 
@@ -124,7 +149,10 @@ class SnapshotDeletion:
                 for x in e.file.extra_files
                 if self.bare(x, f"extra file of data file {e.file.file_name!r}")
             ]
-            out[path] = DataFileCandidate(e.file.file_name, path, extras, e.partition, e.bucket)
+            appended = e.file.file_source in (None, FILE_SOURCE_APPEND)
+            out[path] = DataFileCandidate(
+                e.file.file_name, path, extras, e.partition, e.bucket, appended
+            )
         return list(out.values())
 
     def data_file_path(self, e: ManifestEntry) -> str:
@@ -245,12 +273,21 @@ class SnapshotDeletion:
                 skip.add(s.statistics)
         return skip
 
-    def clean_unused_manifests(self, snapshot: Snapshot, skip: set[str]) -> None:
-        """Delete an expired snapshot's metadata files not in ``skip`` (cleanUnusedManifests)."""
-        self._clean_manifest_list(snapshot.base_manifest_list, skip)
-        self._clean_manifest_list(snapshot.delta_manifest_list, skip)
-        if snapshot.changelog_manifest_list:
-            self._clean_manifest_list(snapshot.changelog_manifest_list, skip)
+    def clean_unused_manifests(
+        self,
+        snapshot: Snapshot,
+        skip: set[str],
+        data_lists: bool = True,
+        changelog_list: bool = True,
+    ) -> None:
+        """Delete an expired snapshot's metadata files not in ``skip`` (cleanUnusedManifests);
+        ``data_lists``/``changelog_list`` False keep its base and delta lists / its changelog
+        list (and their manifests) for its long-lived changelog."""
+        if data_lists:
+            self.clean_manifest_list(snapshot.base_manifest_list, skip)
+            self.clean_manifest_list(snapshot.delta_manifest_list, skip)
+        if changelog_list and snapshot.changelog_manifest_list:
+            self.clean_manifest_list(snapshot.changelog_manifest_list, skip)
         self._clean_index_manifest(snapshot.index_manifest, skip)
         if snapshot.statistics and snapshot.statistics not in skip:
             self._delete_in(
@@ -262,7 +299,8 @@ class SnapshotDeletion:
         if self.bare(name, what):
             self.delete_file(os.path.join(directory, name))
 
-    def _clean_manifest_list(self, list_name: str, skip: set[str]) -> None:
+    def clean_manifest_list(self, list_name: str, skip: set[str]) -> None:
+        """Delete a manifest list and its manifests not in ``skip`` (cleanUnusedManifestList)."""
         mio = self.store.manifest_io
         metas = self.try_read_manifest_list(list_name)
         for meta in metas or []:

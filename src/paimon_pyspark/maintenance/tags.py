@@ -16,7 +16,9 @@ Deleting a tag whose snapshot still exists deletes the tag file only. If the sna
 expired, the tag was what kept its files: after the tag file, the data files and metadata of the
 tagged snapshot that no snapshot and no other tag uses go too (Java's doClean; Java protects
 the neighbouring tags and the earliest snapshot, we protect every tag, the earliest snapshot
-and every later delta, a superset, as snapshot expiration does).
+and every later delta, a superset, as snapshot expiration does). A long-lived changelog of the
+same id keeps what it reads: its changelog files and list, or its delta's files and lists
+(Java's TagDeletion keeps changelog files and lists, but not the delta's files).
 
 Rollback (Java's RollbackHelper.cleanLargerThan and createSnapshotFileIfNeeded), in an order
 where a crash at any point leaves every snapshot and tag still there whole:
@@ -31,8 +33,9 @@ where a crash at any point leaves every snapshot and tag still there whole:
    leaves these to ``remove_orphan_files``; a crash here leaves orphans, never a broken table.
    If a commit landed after the target meanwhile, no file is deleted.
 
-Java's long-lived changelogs (``changelog/``) are not touched: the ``changelog.*`` options that
-make them are refused when a table is opened.
+Long-lived changelogs (``changelog/changelog-<id>``, store/changelog_manager.py) after the target
+go with the snapshots, newest first, after ``changelog/LATEST`` is set below them (Java's
+cleanLongLivedChangelogs); their files are left to ``remove_orphan_files``, as in Java.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from paimon_pyspark.options import parse_duration_ms
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.manifest import ManifestEntry
 from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.store.changelog_manager import ChangelogManager
 from paimon_pyspark.store.managers import TAG_PREFIX, TagManager
 
 if TYPE_CHECKING:
@@ -298,6 +302,7 @@ def _rollback(store: FileStore, target: Snapshot) -> None:
     sm.write_latest_hint(target.id)
     for s in removed:  # newest first: every step leaves a whole latest snapshot
         sm.delete_snapshot(s.id)
+    _drop_changelogs_after(store, target.id)
     for name in removed_tags:
         tags.delete(name)
     if becomes_earliest:
@@ -315,6 +320,19 @@ def _rollback(store: FileStore, target: Snapshot) -> None:
     _clean_unused(store, [gone[i] for i in sorted(gone)], kept_tags)
 
 
+def _drop_changelogs_after(store: FileStore, snapshot_id: int) -> None:
+    changelogs = ChangelogManager(store.file_io, store.path)
+    later = [i for i in changelogs.list_ids() if i > snapshot_id]
+    if not later:
+        return
+    earliest = changelogs.list_ids()[0]
+    changelogs.commit_long_lived_changelog_latest_hint(
+        snapshot_id if snapshot_id >= earliest else -1
+    )
+    for i in reversed(later):
+        changelogs.delete_changelog(i)
+
+
 # --- files -----------------------------------------------------------------------------------
 
 
@@ -327,12 +345,20 @@ def _clean_unused(store: FileStore, gone: list[Snapshot], kept_tags: list[Snapsh
     sm = store.snapshot_manager
     kept = [s for s in (sm.snapshot_if_exists(i) for i in sm.list_ids()) if s is not None]
 
+    # a gone tag's id may be a long-lived changelog's, which reads the same files
+    lived = set(ChangelogManager(store.file_io, store.path).list_ids())
     candidates = _data_candidates(deletion, gone)
     protected = _protected_data_files(deletion, kept, kept_tags)
     if candidates is not None and protected is not None:
+        try:
+            protected |= deletion.long_lived_changelog_files()
+        except (CorruptTableError, OSError) as e:
+            LOG.info("Table '%s': skip cleaning data files, unreadable: %s", store.name, e)
+            protected = None
+    if candidates is not None and protected is not None:
         deletion.delete_data_files(c for c in candidates if c.file_name not in protected)
     for s in gone:
-        if s.changelog_manifest_list:
+        if s.changelog_manifest_list and s.id not in lived:
             deletion.delete_added_changelog_files(s.changelog_manifest_list)
     if store.options.snapshot_clean_empty_directories:
         deletion.clean_empty_directories()
@@ -343,7 +369,13 @@ def _clean_unused(store: FileStore, gone: list[Snapshot], kept_tags: list[Snapsh
         LOG.info("Table '%s': skip cleaning manifests, skipping set failed: %s", store.name, e)
         return
     for s in gone:
-        deletion.clean_unused_manifests(s, skip)
+        kept_as_changelog = s.id in lived
+        deletion.clean_unused_manifests(
+            s,
+            skip,
+            data_lists=not (kept_as_changelog and not s.changelog_manifest_list),
+            changelog_list=not kept_as_changelog,
+        )
 
 
 def _reached(deletion: SnapshotDeletion, snapshots: list[Snapshot]) -> list[ManifestEntry]:

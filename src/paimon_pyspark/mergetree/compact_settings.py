@@ -32,9 +32,9 @@ class CompactSettings:
     min_file_num: int = 5
     open_file_cost: int = 4 * 1024 * 1024
     need_lookup: bool = False
-    """Java's CoreOptions.needLookup (first-row or force-lookup here; lookup changelogs and
-    deletion vectors are refused by the options check): level-0 files are compacted at every
-    commit (ForceUpLevel0Compaction)."""
+    """Java's CoreOptions.needLookup (first-row, ``changelog-producer = lookup``, deletion
+    vectors, force-lookup): level-0 files are compacted at every commit
+    (ForceUpLevel0Compaction)."""
 
     @staticmethod
     def of(store: FileStore) -> CompactSettings:

@@ -20,14 +20,17 @@ Records are merged with the table's merge function, the same one the write buffe
 merge-on-read use.
 
 Tables that need lookup (Java's CoreOptions.needLookup: ``first-row``, deletion vectors,
-``force-lookup``) pick with ForceUpLevel0Compaction, and ``TableWrite`` compacts their buckets at
-every commit. First-row tables rewrite with ``FirstRowLookupRewriter`` (Java's
-LookupMergeTreeCompactRewriter with FirstRowMergeFunctionWrapper): a key seen only in level-0
-files is dropped when a level above the output already holds it, since the first row of a key
-is final. Tables with
-deletion vectors rewrite with ``dv_lookup.DvLookupRewriter``, which marks the rows of levels
-above that the output replaces in the bucket's vectors (``dv``), and a full compaction also
-rewrites top-level files that have a vector.
+``changelog-producer = lookup``, ``force-lookup``) pick with ForceUpLevel0Compaction, and
+``TableWrite`` compacts their buckets at every commit. First-row tables rewrite with
+``FirstRowLookupRewriter`` (Java's LookupMergeTreeCompactRewriter with
+FirstRowMergeFunctionWrapper): a key seen only in level-0 files is dropped when a level above the
+output already holds it, since the first row of a key is final. Tables with deletion vectors
+rewrite with ``dv_lookup.DvLookupRewriter``, which marks the rows of levels above that the output
+replaces in the bucket's vectors (``dv``), and a full compaction also rewrites top-level files
+that have a vector. Other lookup tables rewrite with ``lookup_changelog.LookupRewriter``
+(LookupMergeFunction: of a key's records above level 0 only the lowest level's take part). With
+``changelog-producer = lookup`` each of them writes the changelog of the level-0 records it
+pushes up (``lookup_changelog``), returned in ``BucketCompaction.changelog``.
 """
 
 from __future__ import annotations
@@ -41,9 +44,14 @@ import pyarrow as pa
 
 from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.io.data_file_reader import iter_data_file, iter_kv_records
-from paimon_pyspark.merge.merge_function import DEDUPLICATE, FIRST_ROW, MergeSettings, merge
+from paimon_pyspark.merge.merge_function import FIRST_ROW, MergeSettings, merge
 from paimon_pyspark.mergetree.compact_settings import CompactSettings
 from paimon_pyspark.mergetree.dv_lookup import DvLookupRewriter
+from paimon_pyspark.mergetree.lookup_changelog import (
+    ChangelogSettings,
+    LookupRewriter,
+    open_changelog,
+)
 from paimon_pyspark.mergetree.rewriter import (
     ABOVE_LEVEL_0,
     CompactResult,
@@ -68,6 +76,7 @@ from paimon_pyspark.mergetree.universal import (
     pick_minor,
 )
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.key_value import RETRACTS, VALUE_KIND
 from paimon_pyspark.store.deletion_vectors import BucketDvMaintainer
 from paimon_pyspark.store.external_paths import data_file_path
 from paimon_pyspark.store.file_store import FileStore
@@ -80,34 +89,18 @@ def strategy_of(s: CompactSettings) -> CompactStrategy:
     return ForceUpLevel0Compaction(universal) if s.force_up_level_0 or s.need_lookup else universal
 
 
-def lookup_compaction_supported(store: FileStore) -> bool:
-    """Whether this table needs lookup and our rewriters write what Java's lookup rewriter does.
-
-    Deletion vectors: ``DvLookupRewriter``, every merge engine Java allows with them (first-row
-    is refused, as Java's SchemaValidation refuses it). First-row: ``FirstRowLookupRewriter``.
-    Deduplicate without ``sequence.field``: the plain rewrite keeps the newest record, as Java's
-    LookupChangelogMergeFunctionWrapper does. Other ``force-lookup`` tables would need Java's
-    LookupMergeFunction (only the newest record above level 0 takes part, in compaction and in
-    reads), which is not implemented without deletion vectors.
-    """
-    if not CompactSettings.of(store).need_lookup:
-        return False
-    if store.options.deletion_vectors_enabled:
-        return True
-    m = MergeSettings.from_table(store)
-    return m.engine == FIRST_ROW or (m.engine == DEDUPLICATE and not m.sequence_fields)
-
-
 class FirstRowLookupRewriter(MergeTreeRewriter):
     """The rewriter of first-row tables (Java's LookupMergeTreeCompactRewriter with a
     FirstRowMergeFunctionWrapper, whose lookup reads only key columns).
 
     When level-0 files take part and the output is above level 0, a merged key none of whose
     records came from a file above level 0 is looked up in the levels above the output, and
-    dropped if found there: that older row already wins. A level-0 file is rewritten this way
-    instead of upgraded unless it goes to the top level (upgradeStrategy), where there is
-    nothing above to look up. The key columns of the levels above are streamed with the
-    runs, so each slice is looked up in the keys of its own key range.
+    dropped if found there: that older row already wins. Otherwise the key is new: with
+    ``changelog-producer = lookup`` its first row is the changelog. A level-0 file is rewritten
+    this way instead of upgraded unless it goes to the top level (upgradeStrategy), where there
+    is nothing above to look up: it moves, and every row of it is new. The key columns of the
+    levels above are streamed with the runs, so each slice is looked up in the keys of its own
+    key range.
     """
 
     def __init__(
@@ -122,6 +115,7 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
         self.levels = levels
         by_name = {f.name: f for f in store.fields}
         self.key_fields = [by_name[k] for k in self.keys]
+        self.produce = ChangelogSettings.of(store).produce
 
     def rewrite(
         self, output_level: int, dropping: bool, sections: Sequence[Sequence[SortedRun]]
@@ -129,7 +123,29 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
         files = [f for section in sections for run in section for f in run.files]
         if output_level == 0 or all(f.level > 0 for f in files):
             return super().rewrite(output_level, dropping, sections)
-        writer = self.open(output_level)
+        return self._lookup_merge(output_level, dropping, sections, write=True)
+
+    def upgrade(self, output_level: int, f: DataFileMeta) -> CompactResult:
+        if f.level != 0:
+            return super().upgrade(output_level, f)
+        section = [[SortedRun((f,))]]
+        if output_level != self.levels.max_level:
+            return self.rewrite(output_level, False, section)
+        moved = super().upgrade(output_level, f)
+        if self.produce:  # CHANGELOG_NO_REWRITE
+            moved.changelog = self._lookup_merge(output_level, False, section, False).changelog
+        return moved
+
+    def _lookup_merge(
+        self,
+        output_level: int,
+        dropping: bool,
+        sections: Sequence[Sequence[SortedRun]],
+        write: bool,
+    ) -> CompactResult:
+        files = [f for section in sections for run in section for f in run.files]
+        writer = self.open(output_level) if write else None
+        changelog = open_changelog(self, output_level) if self.produce else None
         try:
             unit = lanes(sections)
             runs = [self._read_marked(run) for run in unit]
@@ -137,35 +153,43 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
             runs += [self._read_keys(level) for level in above]
             for pieces in merge_sorted_runs(runs, self.keys):
                 merged = self._merge(pieces[: len(unit)], pieces[len(unit) :], dropping)
-                if merged is not None:
-                    writer.add(merged)
-            return CompactResult(list(files), writer.close())
+                if merged is None:
+                    continue
+                kept, new = merged
+                if changelog is not None and new.num_rows:
+                    changelog.write(new)
+                if writer is not None:
+                    writer.add(kept)
+            after = writer.close() if writer is not None else []
+            changes = changelog.close() if changelog is not None else []
+            return CompactResult(list(files), after, changes)
         except BaseException:
-            writer.abort()
+            if writer is not None:
+                writer.abort()
+            if changelog is not None:
+                changelog.abort()
             raise
-
-    def upgrade(self, output_level: int, f: DataFileMeta) -> CompactResult:
-        if f.level == 0 and output_level != self.levels.max_level:
-            return self.rewrite(output_level, False, [[SortedRun((f,))]])
-        return super().upgrade(output_level, f)
 
     def _merge(
         self, unit: Sequence[pa.Table | None], above: Sequence[pa.Table | None], dropping: bool
-    ) -> pa.Table | None:
-        """One slice merged, without the keys only level 0 holds that a level above has."""
+    ) -> tuple[pa.Table, pa.Table] | None:
+        """One slice merged, without the keys only level 0 holds that a level above has; and
+        the new keys' rows (FirstRowMergeFunctionWrapper's changelog)."""
         records = concat(unit)
         if records is None:
             return None
         high = records.filter(records.column(ABOVE_LEVEL_0)).select(self.keys)
         records = records.drop_columns([ABOVE_LEVEL_0])
         merged = merge(records, self.keys, self.merge_settings, dropping)
+        has_high = keys_in(merged, high, self.keys) if high.num_rows else None
+        if has_high is None:
+            has_high = np.zeros(merged.num_rows, dtype=bool)
         keys_above = concat(above)
+        found = np.zeros(merged.num_rows, dtype=bool)
         if keys_above is not None and merged.num_rows:
-            found = keys_in(merged, keys_above.select(self.keys), self.keys)
-            if high.num_rows:
-                found &= ~keys_in(merged, high, self.keys)
-            merged = merged.filter(pa.array(~found))
-        return merged
+            found = keys_in(merged, keys_above.select(self.keys), self.keys) & ~has_high
+        new = ~found & ~has_high & ~np.isin(merged.column(VALUE_KIND).to_numpy(), RETRACTS)
+        return merged.filter(pa.array(~found)), merged.filter(pa.array(new))
 
     def _read_marked(self, files: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
         """A run's records, each marked with whether its file is above level 0."""
@@ -320,10 +344,18 @@ def compact_kv_bucket(
     levels = Levels(files, s.num_levels, order)
     strategy = strategy_of(s)
     rewriter: MergeTreeRewriter
-    if dv is not None:
+    if store.options.changelog_producer == "full-compaction":  # first, as Java's factory
+        from paimon_pyspark.mergetree.full_changelog import FullChangelogRewriter
+
+        rewriter = FullChangelogRewriter(
+            store, partition_values, bucket, levels.max_level, batch_rows
+        )
+    elif dv is not None:
         rewriter = DvLookupRewriter(store, partition_values, bucket, levels, dv, batch_rows)
     elif s.need_lookup and MergeSettings.from_table(store).engine == FIRST_ROW:
         rewriter = FirstRowLookupRewriter(store, partition_values, bucket, levels, batch_rows)
+    elif s.need_lookup:
+        rewriter = LookupRewriter(store, partition_values, bucket, levels, batch_rows)
     else:
         rewriter = MergeTreeRewriter(store, partition_values, bucket, batch_rows)
 

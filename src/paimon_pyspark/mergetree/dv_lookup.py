@@ -11,8 +11,11 @@ by a vector in the levels above 0:
       a key none of whose records came from above level 0 is looked up in levels L+1..max,
       lowest level first, with their current vectors applied; found -> that row's position is
       marked in its file's vector (notifyNewDeletion), and for engines other than deduplicate
-      without sequence.field, the old row takes part in the merge (LookupMergeFunction's
-      ``insertInto`` by sequence), since it holds the key's merged value so far
+      without sequence.field, or with ``changelog-producer = lookup``, the old row takes part
+      in the merge (LookupMergeFunction's ``insertInto`` by sequence), since it holds the key's
+      merged value so far
+    with ``changelog-producer = lookup``, each key with a level-0 record writes its changelog
+      against its record above level 0 (``lookup_changelog.changelog_of``)
     every file read for a compaction has its vector applied (ApplyDeletionVectorReader)
     every file a compaction rewrites loses its vector (notifyRewriteCompactBefore)
     retractions are dropped whenever the output level is above 0 (dropDelete with a
@@ -21,12 +24,15 @@ by a vector in the levels above 0:
 Java looks each key up in a local lookup file per data file; here the levels above the output
 are streamed in key order next to the unit's runs (``sort_merge.merge_sorted_runs``), only the
 files whose key range meets the unit's, and each slice's keys are joined in one vectorized
-match, so nothing runs per row.
+match, so nothing runs per row. Java keeps a file's lookup file for its writer's life, built
+with the file's vector as it was then; here every lookup applies the current vectors (as a
+newly started Java writer does).
 
 A level-0 file that a compaction would only move (upgrade) follows Java's ``upgradeStrategy``:
 with deletes (or an unknown delete count) it is rewritten, deletes dropped; into the top level
-it is moved (nothing lies above); otherwise deduplicate tables without ``sequence.field`` look
-its keys up and move it, other engines rewrite it with the old rows merged in.
+it is moved (nothing lies above; with the lookup producer every row of it is a +I); otherwise
+deduplicate tables without ``sequence.field`` look its keys up and move it, other engines
+rewrite it with the old rows merged in.
 """
 
 from __future__ import annotations
@@ -40,8 +46,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_pyspark.io.data_file_reader import SYSTEM_FIELDS, iter_live_rows
-from paimon_pyspark.merge import float_keys
 from paimon_pyspark.merge.merge_function import DEDUPLICATE, merge
+from paimon_pyspark.mergetree.lookup_changelog import (
+    ChangelogSettings,
+    changelog_of,
+    key_index,
+    open_changelog,
+    without_retractions,
+)
 from paimon_pyspark.mergetree.rewriter import (
     ABOVE_LEVEL_0,
     CompactResult,
@@ -84,43 +96,6 @@ def applied_batches(
         yield rows.append_column(_POSITION, pa.array(positions)) if position else rows
 
 
-def key_index(left: pa.Table, right: pa.Table, key_names: Sequence[str]) -> I64:
-    """Per row of ``left``: the row of ``right`` holding its key (``right``'s keys are unique),
-    or -1. Keys match by value; FLOAT/DOUBLE keys by Java's normalized bits, as serialized keys
-    compare in Java's lookup files."""
-    n = left.num_rows
-    if n == 0 or right.num_rows == 0:
-        return np.full(n, -1, dtype=np.int64)
-    if len(key_names) == 1:
-        k = key_names[0]
-        lefts, rights = _matchable(left.column(k)), _matchable(right.column(k))
-        if pa.types.is_integer(rights.type) and not (lefts.null_count or rights.null_count):
-            values = rights.to_numpy()
-            if bool(np.all(values[1:] > values[:-1])):  # a sorted run's keys: a binary search
-                wanted = lefts.to_numpy()
-                at = np.minimum(np.searchsorted(values, wanted), len(values) - 1)
-                return np.where(values[at] == wanted, at, -1).astype(np.int64)
-        found = pc.index_in(lefts, value_set=rights)
-        return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
-    whole = np.zeros(n + right.num_rows, dtype=np.int64)
-    for k in key_names:  # number whole keys column by column, kept dense so nothing overflows
-        both = pa.concat_arrays([_matchable(left.column(k)), _matchable(right.column(k))])
-        encoded = pc.dictionary_encode(both, null_encoding="encode")
-        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        _, whole = np.unique(whole * len(encoded.dictionary) + codes, return_inverse=True)
-        whole = whole.reshape(-1).astype(np.int64)
-    left_codes, right_codes = whole[:n], whole[n:]
-    order = np.argsort(right_codes, kind="stable")
-    ordered = right_codes[order]
-    at = np.minimum(np.searchsorted(ordered, left_codes), len(ordered) - 1)
-    return np.where(ordered[at] == left_codes, order[at], -1).astype(np.int64)
-
-
-def _matchable(column: pa.ChunkedArray | pa.Array) -> pa.Array:
-    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    return float_keys.sortable(arr) if float_keys.is_float(arr.type) else arr
-
-
 class DvLookupRewriter(MergeTreeRewriter):
     """The rewriter of a primary-key bucket with deletion vectors (see the module docstring).
 
@@ -144,9 +119,14 @@ class DvLookupRewriter(MergeTreeRewriter):
         by_name = {f.name: f for f in store.fields}
         self.key_fields = [by_name[k] for k in self.keys]
         m = self.merge_settings
-        self.with_values = m.engine != DEDUPLICATE or bool(m.sequence_fields)
-        """Java's PersistValueAndPosProcessor: the old row's value takes part in the merge (it
-        may win, or be merged into); else PersistPositionProcessor, the position alone."""
+        self.changelog = ChangelogSettings.of(store)
+        self.merge_old = m.engine != DEDUPLICATE or bool(m.sequence_fields)
+        """The old row may change the merge (it may win, or be merged into): a level-0 file
+        is rewritten rather than moved (upgradeStrategy)."""
+        self.with_values = self.merge_old or self.changelog.produce
+        """Java's PersistValueAndPosProcessor: the old row's value is read, takes part in the
+        merge and is the changelog's before; else PersistPositionProcessor, the position
+        alone."""
         self.record_names = [f.name for f in store.fields] + [f.name for f in SYSTEM_FIELDS]
 
     # --- reading ------------------------------------------------------------------------------
@@ -205,11 +185,13 @@ class DvLookupRewriter(MergeTreeRewriter):
         if f.level != 0:
             return super().upgrade(output_level, f)
         has_deletes = f.delete_row_count is None or f.delete_row_count > 0
-        if not has_deletes and (output_level == self.levels.max_level or not self.with_values):
+        if not has_deletes and (output_level == self.levels.max_level or not self.merge_old):
             # CHANGELOG_NO_REWRITE: its keys are looked up (nothing lies above the top level)
-            if output_level != self.levels.max_level:
-                self._lookup_merge(output_level, True, [[SortedRun((f,))]], write=False)
-            return super().upgrade(output_level, f)
+            moved = super().upgrade(output_level, f)
+            if output_level != self.levels.max_level or self.changelog.produce:
+                found = self._lookup_merge(output_level, True, [[SortedRun((f,))]], write=False)
+                moved.changelog = found.changelog
+            return moved
         return self.rewrite(output_level, True, [[SortedRun((f,))]])
 
     def _lookup_merge(
@@ -220,32 +202,50 @@ class DvLookupRewriter(MergeTreeRewriter):
         write: bool,
     ) -> CompactResult:
         """Merge the unit with lookups in the levels above ``output_level``, marking the rows
-        found; with ``write``, the merged records are written at ``output_level``."""
+        found, and write the changelog when the table produces one; with ``write``, the merged
+        records are written at ``output_level``."""
         files = [f for section in sections for run in section for f in run.files]
         unit = lanes(sections)
         names: list[str] = []
-        runs = [self._read_marked(run, write) for run in unit]
+        produce = self.changelog.produce
+        values = write or produce
+        runs = [self._read_marked(run, values) for run in unit]
         above = files_above(self.levels, output_level, files)
         runs += [self._read_positioned(level, names) for level in above]
         writer = self.open(output_level) if write else None
+        changelog = open_changelog(self, output_level) if produce else None
         try:
             for pieces in merge_sorted_runs(runs, self.keys):
                 records = concat(pieces[: len(unit)])
                 if records is None:
                     continue
-                old = self._look_up(records, pieces[len(unit) :], names, write)
-                if writer is None:
+                old = self._look_up(records, pieces[len(unit) :], names, values)
+                if not values:
                     continue
+                marks = records.column(ABOVE_LEVEL_0)
                 records = records.drop_columns([ABOVE_LEVEL_0])
+                high = records.filter(marks)
+                level0_keys = records.filter(pc.invert(marks)).select(self.keys)
                 if old:
                     records = pa.concat_tables([records, *old])
-                writer.add(merge(records, self.keys, self.merge_settings, dropping))
+                merged = merge(records, self.keys, self.merge_settings, False)
+                if changelog is not None:
+                    before = pa.concat_tables([high, *old])
+                    compared = self.changelog.compared
+                    changes = changelog_of(merged, before, level0_keys, self.keys, compared)
+                    if changes is not None:
+                        changelog.write(changes)
+                if writer is not None:
+                    writer.add(without_retractions(merged) if dropping else merged)
             after = writer.close() if writer is not None else []
+            changes_written = changelog.close() if changelog is not None else []
         except BaseException:
             if writer is not None:
                 writer.abort()
+            if changelog is not None:
+                changelog.abort()
             raise
-        return CompactResult(list(files), after)
+        return CompactResult(list(files), after, changes_written)
 
     def _look_up(
         self,

@@ -16,7 +16,7 @@ import pyarrow as pa
 from paimon_pyspark.io.data_file import BucketDir
 from paimon_pyspark.io.key_value_file import KeyValueFileKind, KvFileSettings
 from paimon_pyspark.io.rolling_file_writer import RollingFileWriter
-from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_APPEND, DataFileMeta
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.paths import PathFactory
 
@@ -76,11 +76,8 @@ def open_sorted_run(
     file_source: int,
 ) -> SortedRunWriter:
     """A writer of one sorted run of KV records at ``level`` in the bucket's directory."""
-    settings = KvFileSettings.of(store)
-    path_factory = PathFactory(store.path)
-    bucket_path = path_factory.bucket_path(store.partition_rel_path(list(partition_values)), bucket)
     return SortedRunWriter(
-        settings, BucketDir(store.file_io, bucket_path, path_factory), level, file_source
+        KvFileSettings.of(store), _bucket_dir(store, partition_values, bucket), level, file_source
     )
 
 
@@ -88,21 +85,41 @@ def open_changelog_writer(
     store: FileStore,
     partition_values: Sequence[Any],
     bucket: int,
-    file_source: int,
+    file_source: int = FILE_SOURCE_APPEND,
+    level: int = 0,
 ) -> SortedRunWriter:
     """A writer of changelog files in the bucket's directory (Java's
-    KeyValueFileWriterFactory.createRollingChangelogFileWriter): KV records at level 0, named
-    ``<changelog-file.prefix><uuid>-<n>.<ext>``. Its records may repeat a key (each change of
-    it, in sequence order), so it is written with ``write``, never as one run per key."""
+    KeyValueFileWriterFactory.createRollingChangelogFileWriter(level)): KV records named
+    ``<changelog-file.prefix><uuid>-<n>.<ext>``, in ``changelog-file.format``, ``.compression``
+    and ``.stats-mode`` (each falling back to the table's), rolling at ``target-file-size``,
+    with the table's file indexes, as Java's changelog writer shares the data writer's. The
+    input producer writes at level 0; a compaction's changelog at its output level. Java writes
+    every changelog file as FileSource.APPEND, a compaction's too, so ``file_source`` is not
+    used. Records may repeat a key (each change of it, in sequence order), so they go in with
+    ``write``, never as one run per key."""
+    del file_source
+    bucket_dir = _bucket_dir(store, partition_values, bucket)
+    return SortedRunWriter(changelog_settings(store), bucket_dir, level, FILE_SOURCE_APPEND)
+
+
+def changelog_settings(store: FileStore) -> KvFileSettings:
+    """The KV file settings of ``store``'s changelog files (see ``open_changelog_writer``)."""
     settings = KvFileSettings.of(store)
-    o = store.options.options
-    files = replace(settings.files, file_prefix=o.get("changelog-file.prefix", "changelog-"))
-    settings = replace(settings, files=files)
+    o = store.options
+    files = replace(
+        settings.files,
+        file_prefix=o.changelog_file_prefix,
+        file_format=o.changelog_file_format,
+        compression=o.changelog_file_compression,
+        stats_mode=o.changelog_file_stats_mode,
+    )
+    return replace(settings, files=files)
+
+
+def _bucket_dir(store: FileStore, partition_values: Sequence[Any], bucket: int) -> BucketDir:
     path_factory = PathFactory(store.path)
     bucket_path = path_factory.bucket_path(store.partition_rel_path(list(partition_values)), bucket)
-    return SortedRunWriter(
-        settings, BucketDir(store.file_io, bucket_path, path_factory), 0, file_source
-    )
+    return BucketDir(store.file_io, bucket_path, path_factory)
 
 
 def write_sorted_run(
@@ -119,6 +136,26 @@ def write_sorted_run(
     ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``, at most one record per key, sorted by key.
     """
     writer = open_sorted_run(store, partition_values, bucket, level, file_source)
+    try:
+        writer.write(records)
+        return writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def write_changelog(
+    store: FileStore,
+    partition_values: Sequence[Any],
+    bucket: int,
+    records: pa.Table,
+    level: int = 0,
+) -> list[DataFileMeta]:
+    """Write KV records sorted by key (a key may repeat, in sequence order) as changelog
+    files at ``level`` (see ``open_changelog_writer``); none when ``records`` is empty."""
+    if records.num_rows == 0:
+        return []
+    writer = open_changelog_writer(store, partition_values, bucket, level=level)
     try:
         writer.write(records)
         return writer.close()

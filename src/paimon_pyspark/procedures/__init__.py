@@ -22,6 +22,14 @@ partition into real buckets (compact/postpone.py), as Java's postpone branch doe
     CALL sys.expire_snapshots(table => 'db.t', retain_max => 5, older_than => '2024-01-01 12:00:00')
     expire_snapshots(catalog, "db.t", retain_max=5, older_than="2024-01-01 12:00:00")
 
+``expire_changelogs`` mirrors Flink's ExpireChangelogsProcedure (maintenance/expire_changelog.py
+does the work): the long-lived changelogs a table keeps with ``changelog.num-retained.*`` or
+``changelog.time-retained``:
+
+    CALL sys.expire_changelogs(`table` => 'db.t', retain_max => 5)
+    expire_changelogs(catalog, "db.t", retain_max=5)
+    expire_changelogs(catalog, "db.t", delete_all=True)
+
 ``remove_orphan_files`` mirrors RemoveOrphanFilesProcedure (maintenance/orphan_files.py does the
 work); ``'db.*'`` covers every table of ``db``:
 
@@ -62,11 +70,14 @@ from paimon_pyspark.procedures import calls
 from paimon_pyspark.procedures.calls import (
     RewriteFileIndexResult,
     RollbackResult,
+    clear_consumers,
     create_tag,
     delete_tag,
+    expire_changelogs,
     expire_snapshots,
     rename_tag,
     replace_tag,
+    reset_consumer,
     rollback,
     rollback_to,
 )
@@ -82,14 +93,17 @@ __all__ = [
     "Progress",
     "RewriteFileIndexResult",
     "RollbackResult",
+    "clear_consumers",
     "compact",
     "create_tag",
     "delete_tag",
+    "expire_changelogs",
     "expire_snapshots",
     "remove_orphan_files",
     "rename_tag",
     "replace_tag",
     "rescale",
+    "reset_consumer",
     "rewrite_file_index",
     "rollback",
     "rollback_to",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
-from paimon_pyspark.compact.plan import PartitionFilter, check_compactable
+from paimon_pyspark.compact.plan import PartitionFilter
 from paimon_pyspark.compact.sort import NONE, SortOrder, check_sortable, parse_sort_order
 from paimon_pyspark.errors import (
     CompactArgumentError,
@@ -267,7 +267,6 @@ class CompactRequest:
                 "compact: argument 'options' must be a string 'k1=v1,k2=v2' or a dict, got "
                 f"{describe(options)}."
             )
-        table.options.check_changelog_writable("compaction")
         dynamic = parse_options(options)
         sort = parse_order(order_strategy, order_by, partition_idle_time)
         if sort is not None:  # Java's is an overwrite: new files, new ids for every row
@@ -292,8 +291,6 @@ class CompactRequest:
         loaded = table.copy({"write-only": "false", **dynamic})
         if sort is not None:
             check_sortable(loaded.store, sort)
-        else:
-            check_compactable(loaded.store)
         if buckets is not None and loaded.bucket_mode != BucketMode.HASH_FIXED:
             raise UnsupportedOptionError(
                 f"Table '{loaded.name}': specifying buckets is only supported for fixed-bucket "

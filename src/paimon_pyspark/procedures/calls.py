@@ -17,6 +17,7 @@ from paimon_pyspark.errors import CompactArgumentError, InvalidArgumentError, de
 from paimon_pyspark.io.data_file import local_now_millis
 from paimon_pyspark.maintenance import tags as tag_ops
 from paimon_pyspark.maintenance.expire import ExpireConfig, ExpireSnapshots, parse_timestamp_ms
+from paimon_pyspark.maintenance.expire_changelog import ExpireChangelog
 from paimon_pyspark.maintenance.orphan_files import OrphanFilesClean, OrphanFilesResult
 from paimon_pyspark.procedures.arguments import (
     CompactRequest,
@@ -40,6 +41,7 @@ from paimon_pyspark.procedures.tasks import (
 )
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.managers import Consumer, ConsumerManager
 
 
 def compact(
@@ -222,6 +224,54 @@ def expire_snapshots(
         clean_empty_directories=config.clean_empty_directories,
     )
     return ExpireSnapshots(loaded.store, config).expire()
+
+
+def expire_changelogs(
+    catalog: FileSystemCatalog,
+    table: str,
+    retain_max: int | None = None,
+    retain_min: int | None = None,
+    older_than: str | None = None,
+    max_deletes: int | None = None,
+    delete_all: bool | None = None,
+) -> str:
+    """Expire the long-lived changelogs (``changelog/changelog-<id>``) of ``table``; returns
+    Java's result text: how many ids the expired range spans, or, with ``delete_all``, that
+    all were deleted.
+
+    Flink's ``CALL sys.expire_changelogs(`table` => 'db.t', retain_max => 5, retain_min => 1,
+    older_than => '2024-01-01 12:00:00', max_deletes => 10, delete_all => false)``
+    (ExpireChangelogsProcedure; Spark 1.4.2 has none, so positional arguments take Flink's
+    order). As in Java, an argument left out is not the table's option but the expiry's own
+    default: no maximum, a minimum of 1, no age (so nothing expires by time without
+    ``older_than``), no limit. ``delete_all`` expires every long-lived changelog (they must all
+    be older than the earliest snapshot). Consumers and tags keep what they need, and the
+    latest long-lived changelog is always kept (maintenance/expire_changelog.py).
+    """
+    if delete_all is not None and not isinstance(delete_all, bool):
+        text = str(delete_all).strip().lower()
+        if text not in ("true", "false"):
+            raise InvalidArgumentError(
+                f"expire_changelogs: delete_all must be a bool, got {describe(delete_all)}."
+            )
+        delete_all = text == "true"
+    loaded = catalog.get_table(table)
+    expiry = ExpireChangelog(
+        loaded.store,
+        ExpireConfig(
+            changelog_retain_max=retain_max,
+            changelog_retain_min=retain_min,
+            changelog_max_deletes=max_deletes,
+            changelog_older_than_ms=(
+                parse_timestamp_ms(older_than) if older_than and older_than.strip() else None
+            ),
+            clean_empty_directories=loaded.options.snapshot_clean_empty_directories,
+        ),
+    )
+    if delete_all:
+        expiry.expire_all()
+        return "Delete all separated changelogs success."
+    return str(expiry.expire())
 
 
 def remove_orphan_files(
@@ -474,3 +524,57 @@ def _rollback(
     assert target is not None
     current = tag_ops.rollback_to(loaded.store, target)
     return RollbackResult(latest, current)
+
+
+def reset_consumer(
+    catalog: FileSystemCatalog,
+    table: str,
+    consumer_id: str,
+    next_snapshot_id: int | str | None = None,
+) -> None:
+    """Set consumer ``consumer_id`` of ``table`` to read snapshot ``next_snapshot_id`` next, or
+    delete the consumer when it is not given.
+
+    Java's ``CALL sys.reset_consumer(`table` => 'db.t', consumer_id => 'c1', next_snapshot_id
+    => 3)`` (ResetConsumerProcedure; Spark names them ``consumerId``, ``nextSnapshotId``, at the
+    same positions): the snapshot must exist, as Java's ``snapshotManager().snapshot(id)``
+    requires. The stream with that consumer id resumes there when it starts next.
+    """
+    name = "reset_consumer"
+    cid = _text_arg(name, "consumer_id", consumer_id)
+    if cid is None or not cid.strip():
+        raise InvalidArgumentError(f"{name}: argument 'consumer_id' is required.")
+    sid = _snapshot_arg(name, "next_snapshot_id", next_snapshot_id)
+    store = catalog.get_table(table).store
+    manager = ConsumerManager(store.file_io, store.path)
+    if sid is None:
+        manager.delete_consumer(cid)
+        return
+    if store.snapshot_manager.snapshot_if_exists(sid) is None:
+        raise InvalidArgumentError(
+            f"{name}: table '{table}' has no snapshot {sid} (earliest "
+            f"{store.snapshot_manager.earliest_id()}, latest "
+            f"{store.snapshot_manager.latest_id()}); a consumer can only be reset to one."
+        )
+    manager.reset_consumer(cid, Consumer(sid))
+
+
+def clear_consumers(
+    catalog: FileSystemCatalog,
+    table: str,
+    including_consumers: str | None = None,
+    excluding_consumers: str | None = None,
+) -> list[str]:
+    """Delete the consumers of ``table`` whose id matches the regular expression
+    ``including_consumers`` whole (all when not given) and not ``excluding_consumers``;
+    returns their ids.
+
+    Java's ``CALL sys.clear_consumers(`table` => 'db.t', including_consumers => 'job.*',
+    excluding_consumers => 'job-keep')`` (ClearConsumersProcedure; Spark names them
+    ``includingConsumers``, ``excludingConsumers``, at the same positions).
+    """
+    name = "clear_consumers"
+    including = _text_arg(name, "including_consumers", including_consumers)
+    excluding = _text_arg(name, "excluding_consumers", excluding_consumers)
+    store = catalog.get_table(table).store
+    return ConsumerManager(store.file_io, store.path).clear_consumers(including, excluding)

@@ -352,7 +352,6 @@ def plan_rescale_tasks(
 ) -> ProcedurePlan[KeyedSplit, pa.Table] | None:
     """RescaleProcedure's plan: the kept partitions' real-bucket splits of the latest snapshot,
     grouped by partition (one key per (partition, new bucket))."""
-    table.options.check_changelog_writable("rescale")
     plan = plan_rescale(table.store, bucket_num, keep)
     if not plan.splits:
         say(f"no real-bucket data in the chosen partitions of {table.name}: nothing to rescale")

@@ -3,11 +3,16 @@
 Mirrors org.apache.paimon.table.source.AbstractDataTableScan.createIncrementalStartingScanner
 and the two scanners it chooses from, with the reads of their splits:
 
-* ``delta`` (the ``auto`` mode of a table without a changelog producer, which is every table we
-  open): IncrementalDeltaStartingScanner. The files that the APPEND snapshots in (start, end]
+* ``delta`` (the ``auto`` mode of a table without a changelog producer):
+  IncrementalDeltaStartingScanner. The files that the APPEND snapshots in (start, end]
   added; COMPACT and OVERWRITE snapshots add nothing. A primary-key split is read without a
   merge (MergeFileSplitRead.createNoMergeReader), every record as written, and the retractions
   (-U, -D) are dropped, as Java's batch reads drop them.
+* ``changelog`` (the ``auto`` mode of a table with a changelog producer): the same scanner in
+  CHANGELOG mode. The changelog files of every snapshot in (start, end] but OVERWRITE ones
+  (APPEND and COMPACT: lookup and full-compaction write theirs at compaction), read without a
+  merge, every record as written, retractions included (Java's streaming split; a plain
+  TableRead shows them without their kind, ``$audit_log`` with it in ``rowkind``).
 * ``diff``: IncrementalDiffStartingScanner and SnapshotReaderImpl.readIncrementalDiff. The files
   of the end snapshot that the start snapshot had not. An append table reads them
   (RawFileSplitRead); a primary-key bucket merges them, and merges the start's files that the
@@ -20,8 +25,7 @@ IncrementalSplit before and after deletion files); a delta reads its files as wr
 Java's delta splits carry no deletion files, and of a primary-key table it skips level 0 as
 every batch scan of such a table does (Java's level filter applies to the delta too).
 
-``changelog`` (changelog files, which only a changelog producer writes, refused here) and
-``incremental-to-auto-tag`` are refused. Java's checks and their order are kept: a start after
+``incremental-to-auto-tag`` is refused. Java's checks and their order are kept: a start after
 the end is refused, equal bounds or a table without snapshots read nothing, ids must lie in
 [earliest - 1, latest] for ``delta``, and times outside the snapshots' read nothing.
 """
@@ -42,28 +46,32 @@ from paimon_pyspark.errors import (
     InconsistentBucketsError,
     OptionError,
     SnapshotExpiredError,
-    UnsupportedOptionError,
 )
 from paimon_pyspark.io.data_file_reader import read_kv_records
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import INSERT, UPDATE_AFTER, VALUE_KIND
 from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.store.changelog_manager import snapshot_or_changelog
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.latest_plan import pinned_snapshot
 from paimon_pyspark.store.managers import SnapshotManager, TagManager
 
 DELTA = "delta"
 DIFF = "diff"
+CHANGELOG = "changelog"
 APPEND = "APPEND"
+OVERWRITE = "OVERWRITE"
 _JAVA_LONG_RE = re.compile(r"[+-]?[0-9]{1,19}")
 
 
 @dataclass(frozen=True)
 class DeltaRange:
-    """The APPEND deltas of snapshots ``start`` (exclusive) to ``end`` (inclusive)."""
+    """The APPEND deltas of snapshots ``start`` (exclusive) to ``end`` (inclusive), or with
+    ``changelog`` the changelog files of every snapshot in between but OVERWRITE ones."""
 
     start: int
     end: int
+    changelog: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,8 +95,9 @@ def is_incremental(store: FileStore) -> bool:
 
 
 def incremental_mode(store: FileStore) -> str | None:
-    """DELTA or DIFF for an incremental read, None for any other read; it decides how a
-    primary-key split is read, and costs at most the two tag files of ``incremental-between``."""
+    """DELTA, CHANGELOG or DIFF for an incremental read, None for any other read; it decides
+    how a primary-key split is read, and costs at most the two tag files of
+    ``incremental-between``."""
     if not is_incremental(store):
         return None
     options = store.options
@@ -118,11 +127,19 @@ def incremental_range(store: FileStore) -> IncrementalRange | None:
 
 
 def delta_snapshots(store: FileStore, delta: DeltaRange) -> list[Snapshot]:
-    """The APPEND snapshots in (start, end]: COMPACT and OVERWRITE commits add no rows."""
+    """The APPEND snapshots in (start, end]: COMPACT and OVERWRITE commits add no rows; of a
+    changelog range, every snapshot with changelog files but OVERWRITE ones (Java's
+    IncrementalDeltaStartingScanner in CHANGELOG mode)."""
     snapshots = []
     for i in range(delta.start + 1, delta.end + 1):
-        snapshot = pinned_snapshot(store, i, f"the incremental read ({delta.start}, {delta.end}]")
-        if snapshot.commit_kind == APPEND:
+        snapshot = snapshot_or_changelog(store, i)
+        if snapshot is None:
+            asked_by = f"the incremental read ({delta.start}, {delta.end}]"
+            snapshot = pinned_snapshot(store, i, asked_by)
+        if delta.changelog:
+            if snapshot.commit_kind != OVERWRITE and snapshot.changelog_manifest_list:
+                snapshots.append(snapshot)
+        elif snapshot.commit_kind == APPEND:
             snapshots.append(snapshot)
     return snapshots
 
@@ -152,6 +169,11 @@ def earlier_or_equal(sm: SnapshotManager, millis: int) -> Snapshot | None:
 
 
 # --- reading primary-key splits ------------------------------------------------------------
+
+
+def all_records(store: FileStore, bucket_path: str, files: Sequence[DataFileMeta]) -> pa.Table:
+    """Every record of ``files`` as written, unmerged, retractions (-U, -D) included."""
+    return read_kv_records(store, bucket_path, files).select(store.field_names)
 
 
 def added_records(store: FileStore, bucket_path: str, files: Sequence[DataFileMeta]) -> pa.Table:
@@ -251,20 +273,20 @@ def _scan_mode(store: FileStore) -> str:
 
 
 def _delta_mode(store: FileStore, tag_to_snapshot: bool = False) -> str:
-    """Java's toSnapshotScanMode: auto and delta read the deltas (auto reads changelog files
-    only with a changelog producer, which no table we open has)."""
+    """Java's toSnapshotScanMode: ``delta`` reads the deltas, ``changelog`` the changelog
+    files, ``auto`` the changelog files of a table with a changelog producer, else the
+    deltas."""
     mode = _scan_mode(store)
     key = opts.INCREMENTAL_BETWEEN_SCAN_MODE
-    if mode == "changelog":
-        raise UnsupportedOptionError(
-            f"{_where(store, key, mode)} reads changelog files, which only a changelog "
-            "producer writes; paimon_pyspark supports 'auto', 'delta' and 'diff'."
-        )
     if mode == DIFF and tag_to_snapshot:
         raise OptionError(
             f"{_where(store, key, mode)}: unsupported incremental scan mode DIFF with "
             f"'{opts.INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT}' = 'true' (as in Java)."
         )
+    if mode == CHANGELOG:
+        return CHANGELOG
+    if mode == "auto" and store.primary_keys and store.options.changelog_producer != "none":
+        return CHANGELOG
     return DELTA
 
 
@@ -275,8 +297,8 @@ def _between(store: FileStore, text: str) -> IncrementalRange:
     start_tag, end_tag = _tag(tags, start), _tag(tags, end)
     if start_tag is not None and end_tag is not None:
         if _tag_to_snapshot(store):
-            _delta_mode(store, tag_to_snapshot=True)
-            return _delta_between_ids(store, key, text, start_tag.id, end_tag.id)
+            mode = _delta_mode(store, tag_to_snapshot=True)
+            return _delta_between_ids(store, key, text, start_tag.id, end_tag.id, mode)
         if end_tag.id < start_tag.id:
             raise OptionError(
                 f"{_where(store, key, text)}: the end tag '{end}' (snapshot {end_tag.id}) must "
@@ -302,12 +324,11 @@ def _between(store: FileStore, text: str) -> IncrementalRange:
     if _scan_mode(store) == DIFF:
         start_snapshot = _snapshot(store, key, text, start_id)
         return _diff(store, key, text, start_snapshot, _snapshot(store, key, text, end_id))
-    _delta_mode(store)
-    return _delta_between_ids(store, key, text, start_id, end_id)
+    return _delta_between_ids(store, key, text, start_id, end_id, _delta_mode(store))
 
 
 def _delta_between_ids(
-    store: FileStore, key: str, text: str, start: int, end: int
+    store: FileStore, key: str, text: str, start: int, end: int, mode: str
 ) -> DeltaRange | EmptyRange:
     """Java's IncrementalDeltaStartingScanner.betweenSnapshotIds: the start may be the
     snapshot before the earliest (the range is open on the left)."""
@@ -316,7 +337,7 @@ def _delta_between_ids(
     if earliest is None or latest is None:
         return EmptyRange()
     if start >= earliest - 1 and end <= latest:
-        return DeltaRange(start, end)
+        return DeltaRange(start, end, mode == CHANGELOG)
     message = (
         f"{_where(store, key, text)}: the snapshot range [{start}, {end}] is out of the "
         f"available snapshot range [{earliest}, {latest}]."
@@ -396,7 +417,8 @@ def _between_timestamps(store: FileStore, text: str) -> IncrementalRange:
     at_start, at_end = earlier_or_equal(sm, start), earlier_or_equal(sm, end)
     if _scan_mode(store) == DIFF:
         return _diff(store, key, text, at_start or earliest, at_end or latest)
-    _delta_mode(store)
+    mode = _delta_mode(store)
     before_all = at_start is None or earliest.time_millis > start
     start_id = earliest.id - 1 if before_all or at_start is None else at_start.id
-    return DeltaRange(start_id, latest.id if at_end is None else at_end.id)
+    end_id = latest.id if at_end is None else at_end.id
+    return DeltaRange(start_id, end_id, mode == CHANGELOG)

@@ -6,7 +6,9 @@ per key by the table's merge engine, and retractions are dropped. A file's delet
 drops its rows before anything else looks at them (Java's ApplyDeletionVectorReader under the
 KeyValueFileReaderFactory); a split of a table with deletion vectors whose files are all above
 level 0 and hold no retraction is read file by file, unmerged (Java's
-PrimaryKeyTableRawFileSplitReadProvider).
+PrimaryKeyTableRawFileSplitReadProvider). Tables that need lookup, without deletion vectors,
+merge as Java's LookupMergeFunction does: of a key's records above level 0 only those of its
+lowest level take part.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from paimon_pyspark.io.data_file_reader import (
     with_constants,
 )
 from paimon_pyspark.merge.merge_function import DEDUPLICATE, FIRST_ROW, MergeSettings, merge
+from paimon_pyspark.mergetree.lookup_changelog import LEVEL, newest_above_level0
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.deletion_vector import DeletionVector
 from paimon_pyspark.spec.key_value import SEQUENCE_NUMBER, VALUE_KIND
@@ -109,11 +112,41 @@ def merge_read(
     elif leave_out is not None:
         table = _merge_leaving_out(store, bucket_path, files, settings, leave_out, fields, found)
         return with_constants(table, store.fields, fill)
+    elif _lookup_merge(store, settings, files):
+        records = _newest_above_level0(store, bucket_path, files, fields)
     else:
         records = read_kv_records(store, bucket_path, files, fields, found)
     keys = store.table_schema.trimmed_primary_keys()
     merged = merge(records, keys, settings, drop_delete=True, buffer=postpone)
     return with_constants(merged.select([f.name for f in fields]), store.fields, fill)
+
+
+def _lookup_merge(store: FileStore, settings: MergeSettings, files: Sequence[DataFileMeta]) -> bool:
+    """Whether the merge is Java's LookupMergeFunction and that changes it: a table that needs
+    lookup, without deletion vectors (their reads merge nothing above level 0) and other than
+    first-row (never wrapped), whose engine may let an older record change the result (not
+    deduplicate without ``sequence.field``), read from more than one level above 0."""
+    o = store.options
+    if not o.need_lookup(True) or o.deletion_vectors_enabled or settings.engine == FIRST_ROW:
+        return False
+    if settings.engine == DEDUPLICATE and not settings.sequence_fields:
+        return False
+    return len({f.level for f in files if f.level > 0}) > 1
+
+
+def _newest_above_level0(
+    store: FileStore, bucket_path: str, files: Sequence[DataFileMeta], fields: Sequence[DataField]
+) -> pa.Table:
+    """The records of ``files`` of which, per key, only those at level 0 and at its lowest
+    level above 0 take part (LookupMergeFunction: that record already merged the older ones
+    in, at the lookup compaction that wrote it)."""
+    parts = []
+    for f in files:
+        part = read_kv_records(store, bucket_path, [f], fields)
+        level = np.full(part.num_rows, f.level, dtype=np.int32)
+        parts.append(part.append_column(LEVEL, pa.array(level)))
+    keys = store.table_schema.trimmed_primary_keys()
+    return newest_above_level0(pa.concat_tables(parts), keys).drop_columns([LEVEL])
 
 
 def _unread(

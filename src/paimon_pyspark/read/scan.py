@@ -485,11 +485,14 @@ class TableScan:
         metas = [m for m in mio.data_manifests(snapshot) if self._keep_manifest(m)]
         return self._kept(snapshot.id, merge_entries(mio.read_entries(metas)))
 
-    def _kept(self, snapshot_id: int, merged: list[ManifestEntry]) -> list[ManifestEntry]:
-        """The ADD entries of ``merged`` that the partition and file filters keep."""
+    def _kept(
+        self, snapshot_id: int, merged: list[ManifestEntry], changelog: bool = False
+    ) -> list[ManifestEntry]:
+        """The ADD entries of ``merged`` that the partition and file filters keep (changelog
+        files, all at level 0, whatever the level filter)."""
         partition_ok: dict[bytes, bool] = {}
         out = []
-        skip_level0 = self.skip_level_0
+        skip_level0 = self.skip_level_0 and not changelog
         for e in merged:
             if e.kind != 0:
                 continue
@@ -532,13 +535,15 @@ class TableScan:
         also carries the start's files the end has not, ``before_files``, to compare with)."""
         asked_by = self._incremental_option()
         if isinstance(between, DeltaRange):
+            added = self._changelog if between.changelog else self._delta
             entries = [
                 e
                 for s in delta_snapshots(self.store, between)
-                for e in plan_pinned(self.store, s, self._delta, asked_by)
+                for e in plan_pinned(self.store, s, added, asked_by)
             ]
             if self.primary_key:
-                return Plan(between.end, tuple(self._bucket_splits(between.end, entries, None)))
+                splits = self._bucket_splits(between.end, entries, None, between.changelog)
+                return Plan(between.end, tuple(splits))
             return Plan(between.end, tuple(self._pack(between.end, entries)))
         if isinstance(between, DiffRange):
             return self._diff_plan(between, asked_by)
@@ -581,11 +586,30 @@ class TableScan:
                 return f"'{key}' = '{value}'"
         return "an incremental read"
 
-    def _delta(self, snapshot: Snapshot) -> list[ManifestEntry]:
-        """The files an APPEND snapshot added, filtered as a scan filters them; a delta that
-        deletes a file is refused, as Java refuses it."""
+    def plan_changes(self, snapshot: Snapshot, changelog: bool) -> Plan:
+        """The files one snapshot added (its delta), or with ``changelog`` its changelog files:
+        a stream's follow-up plan (Java's DeltaFollowUpScanner, ChangelogFollowUpScanner), one
+        split per primary-key bucket."""
+        asked_by = f"the stream read of snapshot {snapshot.id}"
+        added = self._changelog if changelog else self._delta
+        entries = plan_pinned(self.store, snapshot, added, asked_by)
+        if self.primary_key:
+            splits = self._bucket_splits(snapshot.id, entries, None, keep_order=True)
+            return Plan(snapshot.id, tuple(splits))
+        return Plan(snapshot.id, tuple(self._pack(snapshot.id, entries)))
+
+    def _changelog(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        """The changelog files of a snapshot (none without ``changelogManifestList``)."""
+        if not snapshot.changelog_manifest_list:
+            return []
+        return self._delta(snapshot, snapshot.changelog_manifest_list)
+
+    def _delta(self, snapshot: Snapshot, changelog_list: str | None = None) -> list[ManifestEntry]:
+        """The files an APPEND snapshot added (or those of ``changelog_list``, its changelog),
+        filtered as a scan filters them; a delta that deletes a file is refused, as Java
+        refuses it."""
         mio = self.store.manifest_io
-        metas = mio.read_manifest_list(snapshot.delta_manifest_list)
+        metas = mio.read_manifest_list(changelog_list or snapshot.delta_manifest_list)
         entries = mio.read_entries([m for m in metas if self._keep_manifest(m)])
         deleted = [e.file.file_name for e in entries if e.kind != KIND_ADD]
         if deleted:
@@ -593,16 +617,19 @@ class TableScan:
                 f"Table '{self.store.name}': APPEND snapshot {snapshot.id} deletes files "
                 f"{deleted[:3]}; an incremental read expects its delta to only add files."
             )
-        return self._kept(snapshot.id, entries)
+        return self._kept(snapshot.id, entries, changelog=changelog_list is not None)
 
     def _bucket_splits(
         self,
         snapshot_id: int,
         entries: list[ManifestEntry],
         before: dict[tuple[bytes, int], list[DataFileMeta]] | None,
+        keep_order: bool = False,
     ) -> list[DataSplit]:
         """One split per primary-key bucket of an incremental read; a delta's files are dropped
-        one by one by value stats (they are read unmerged)."""
+        one by one by value stats (they are read unmerged). ``keep_order``: the files stay in
+        manifest order, snapshot after snapshot, as Java's splitForStreaming leaves them (a
+        changelog's records come out in the order they happened)."""
         groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         for e in entries:
             if before is not None or self._keep_by_value(e.file):
@@ -610,7 +637,8 @@ class TableScan:
         splits = []
         keys = tuple(self.store.partition_keys)
         for (partition, bucket), files in groups.items():
-            files.sort(key=lambda f: (f.level, f.min_sequence_number))
+            if not keep_order:
+                files.sort(key=lambda f: (f.level, f.min_sequence_number))
             start = None if before is None else tuple(before.get((partition, bucket), ()))
             values = tuple(deserialize_with_arity(partition, self.store.partition_types))
             path = self._bucket_path(values, bucket)

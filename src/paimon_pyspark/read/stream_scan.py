@@ -1,8 +1,9 @@
 """Streaming reads: a scan that keeps a position and plans each new snapshot once.
 
 Mirrors org.apache.paimon.table.source.DataTableStreamScan with the starting scanners of
-AbstractDataTableScan.createStartingScanner and the DeltaFollowUpScanner (no changelog
-producer, which is every table paimon_pyspark opens), and pypaimon's StreamReadBuilder.
+AbstractDataTableScan.createStartingScanner, its follow-up scanners (DeltaFollowUpScanner
+without a changelog producer, ChangelogFollowUpScanner with one), and pypaimon's
+StreamReadBuilder.
 
 The first ``plan()`` starts by ``scan.mode`` (Java's StartupMode, resolved as Java resolves
 ``default``): ``latest-full`` (``full``) plans the whole latest snapshot; ``latest`` plans
@@ -11,18 +12,33 @@ none when the scan started); ``from-snapshot`` (``scan.snapshot-id``) reads the 
 that snapshot on; ``from-snapshot-full`` plans that snapshot whole, then its successors;
 ``from-timestamp`` (``scan.timestamp-millis`` or ``scan.timestamp``) reads the deltas of the
 snapshots committed at or after that time. A start snapshot that expired is replaced by the
-earliest, as in Java. Every later ``plan()`` returns the files that the next APPEND snapshot
-added (read/incremental.py's delta of one snapshot); COMPACT and OVERWRITE snapshots add no
-rows and are skipped, and so is a snapshot whose delta the filter empties. With nothing new
-the plan is empty and the position stays.
+earliest, as in Java. Every later ``plan()`` returns the changes of the next snapshot that has
+some, a snapshot whose changes the filter empties skipped:
+
+* without a changelog producer, the files that the next APPEND snapshot added (COMPACT and
+  OVERWRITE snapshots add no rows);
+* with one (``input``, ``lookup``, ``full-compaction``), the changelog files of the next
+  snapshot that has a ``changelogManifestList``, of any commit kind (``lookup`` and
+  ``full-compaction`` write theirs in COMPACT snapshots).
+
+With nothing new the plan is empty and the position stays. Snapshots are fetched through
+store/changelog_manager.py, so a stream also follows a snapshot's long-lived changelog.
+
+The starting full plan of a ``lookup`` table reads the levels above 0, and of a
+``full-compaction`` table only the top level (their level-0 rows will come as changelog when
+compacted), as Java's DataTableStreamScan.tryFirstPlan; a postpone-bucket table's plans read
+only real buckets.
 
 ``checkpoint()`` is the position (the next snapshot id to read, None before the first plan)
 and ``restore(next_snapshot_id)`` resumes from one, as Java's StreamTableScan.
 
 A follow-up split of a primary-key table is a ``DeltaSplit`` (Java's DataSplit with
-``isStreaming``): ``StreamTableRead`` reads it unmerged, every record as written, without
-retractions (-U, -D), as an incremental delta read does; a split codec round trip
-(read/split_codec.py) loses the mark, so hand such splits to a StreamTableRead in-process.
+``isStreaming``): ``StreamTableRead`` reads it unmerged, every record as written in file order,
+retractions (-U, -D) included, as Java's no-merge reader of a streaming split; with
+``with_include_row_kind()`` each row carries its kind in a first column ``_row_kind`` ("+I",
+"-U", "+U", "-D"; a row of the starting full plan has its merged kind, see read/changes.py). A split
+codec round trip (read/split_codec.py) loses the mark, so hand such splits to a
+StreamTableRead in-process.
 
 Every plan of a stream reads all levels (Java's DataTableStreamScan has no level filter): a
 table with deletion vectors writes its rows at level 0 first, which a batch scan skips. The
@@ -32,12 +48,10 @@ with them applied; follow-up splits carry none, as in Java.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from numbers import Integral
 from typing import TYPE_CHECKING, Any
-
-import pyarrow as pa
 
 from paimon_pyspark import options as opts
 from paimon_pyspark.errors import (
@@ -48,11 +62,23 @@ from paimon_pyspark.errors import (
     UnsupportedOptionError,
     describe,
 )
-from paimon_pyspark.read.incremental import APPEND, added_records, earlier_or_equal, is_incremental
+from paimon_pyspark.read.changes import (
+    NONE,
+    ROW_KIND_COLUMN,
+    ROWKIND,
+    ChangesRead,
+    changelog_producer,
+)
+from paimon_pyspark.read.consumer_progress import ConsumerProgress
+from paimon_pyspark.read.incremental import APPEND, is_incremental
 from paimon_pyspark.read.predicate import Predicate, PredicateBuilder
 from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.read.scan import DataSplit, Plan, TableScan
 from paimon_pyspark.read.table_read import TableRead
+from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.store.changelog_manager import earliest_readable_id, snapshot_or_changelog
+from paimon_pyspark.store.managers import check_consumer_id
 from paimon_pyspark.types.data_types import RowType
 
 if TYPE_CHECKING:
@@ -74,7 +100,6 @@ _STREAM_MODES = (
 )
 _UNSUPPORTED_MODES = ("compacted-full", "from-creation-timestamp", "from-file-creation-time")
 _UNSUPPORTED_STREAM_OPTIONS = {
-    "consumer-id": "recording and resuming a consumer's progress",
     "streaming.read.snapshot.delay": "delaying the snapshots a stream reads",
 }
 _TIMESTAMP_KEYS = (opts.SCAN_TIMESTAMP_MILLIS, opts.SCAN_TIMESTAMP)
@@ -90,17 +115,27 @@ class DeltaSplit(DataSplit):
 class StreamTableScan:
     """Plans a table's snapshots one after another; see the module docstring."""
 
-    def __init__(self, store: FileStore, predicate: Predicate | None) -> None:
+    def __init__(
+        self, store: FileStore, predicate: Predicate | None, consumer_id: str | None = None
+    ) -> None:
+        """``consumer_id`` (else option ``consumer-id``): the consumer this stream starts at
+        and records its progress in (read/consumer_progress.py)."""
         self.store = store
         self.predicate = predicate
+        self.consumer = ConsumerProgress.of(store, consumer_id)
         self.mode = startup_mode(store)
+        self.producer = changelog_producer(store)
         self._next: int | None = None
         self._started = False
         self._latest_at_start: int | None = None
 
     def plan(self) -> Plan:
         """The splits of the starting snapshot (first call), or of the next APPEND snapshot
-        after the position; an empty plan when there is none yet."""
+        after the position; an empty plan when there is none yet. With a consumer, the
+        position the previous plan left is recorded first: asking for more means it is
+        processed (pypaimon's with_consumer_id)."""
+        if self.consumer is not None:
+            self.consumer.record(self._next)
         if self._next is None:
             first = self._first_plan()
             if first is not None or self._next is None:
@@ -110,6 +145,12 @@ class StreamTableScan:
     def checkpoint(self) -> int | None:
         """The next snapshot id this scan will read (None until the first plan positioned it)."""
         return self._next
+
+    def notify_checkpoint_complete(self, next_snapshot: int | None) -> None:
+        """Record ``next_snapshot`` (a ``checkpoint()`` whose rows are processed) in the
+        consumer file, as Java's DataTableStreamScan; nothing without a consumer."""
+        if self.consumer is not None:
+            self.consumer.record(next_snapshot)
 
     def restore(self, next_snapshot_id: int | None) -> None:
         """Resume at ``next_snapshot_id`` (a ``checkpoint()``); None starts over by
@@ -134,9 +175,14 @@ class StreamTableScan:
         sm = self.store.snapshot_manager
         options = self.store.options
         mode = self.mode
+        resumed = self.consumer.start() if self.consumer is not None else None
+        if resumed is not None:
+            self._next = resumed
+            return None
         if mode == "latest-full":
             # unpinned, so a snapshot expired under the plan is planned again on the newest
             plan = TableScan(self.store, self.predicate, None).with_all_levels().plan()
+            plan = self._starting_levels(plan)
             if plan.snapshot_id is None:
                 return None
             self._next = plan.snapshot_id + 1
@@ -150,18 +196,13 @@ class StreamTableScan:
                 return None
             self._next = 1 if self._latest_at_start is None else latest_id + 1
             return None
-        earliest = sm.earliest_id()
+        earliest = earliest_readable_id(self.store)
         if earliest is None:
             return None
         if mode == "from-timestamp":
             millis = options.scan_timestamp_millis
             assert millis is not None
-            first = sm.snapshot_if_exists(earliest)
-            if first is None or first.time_millis >= millis:
-                self._next = earliest
-            else:
-                before = earlier_or_equal(sm, millis - 1)
-                self._next = (before.id if before is not None else earliest - 1) + 1
+            self._next = _first_committed_at_or_after(self.store, earliest, millis)
             return None
         wanted = options.scan_snapshot_id
         assert wanted is not None
@@ -175,30 +216,39 @@ class StreamTableScan:
         pinned = self.store.copy({opts.SCAN_SNAPSHOT_ID: str(snapshot_id)})
         plan = TableScan(pinned, self.predicate, None).with_all_levels().plan()
         self._next = snapshot_id + 1
-        return plan
+        return self._starting_levels(plan)
+
+    def _starting_levels(self, plan: Plan) -> Plan:
+        return Plan(plan.snapshot_id, tuple(starting_splits(self.store, plan.splits())))
 
     # --- following ------------------------------------------------------------------------------
 
     def _next_plan(self) -> Plan:
-        sm = self.store.snapshot_manager
         while True:
             assert self._next is not None
             snapshot_id = self._next
-            snapshot = sm.snapshot_if_exists(snapshot_id)
+            snapshot = snapshot_or_changelog(self.store, snapshot_id)
             if snapshot is None:
                 self._check_range(snapshot_id)
                 return Plan(None, ())
-            if snapshot.commit_kind != APPEND:
+            if not self._has_changes(snapshot):
                 self._next = snapshot_id + 1
                 continue
-            plan = self._delta_plan(snapshot_id)
+            plan = self._delta_plan(snapshot)
             self._next = snapshot_id + 1
             if plan.splits():
                 return plan
 
-    def _delta_plan(self, snapshot_id: int) -> Plan:
-        between = self.store.copy({opts.INCREMENTAL_BETWEEN: f"{snapshot_id - 1},{snapshot_id}"})
-        plan = TableScan(between, self.predicate, None).with_all_levels().plan()
+    def _has_changes(self, snapshot: Snapshot) -> bool:
+        """Java's FollowUpScanner.shouldScanSnapshot: an APPEND snapshot without a producer,
+        one with changelog files with a producer."""
+        if self.producer == NONE:
+            return snapshot.commit_kind == APPEND
+        return snapshot.changelog_manifest_list is not None
+
+    def _delta_plan(self, snapshot: Snapshot) -> Plan:
+        scan = TableScan(self.store, self.predicate, None).with_all_levels()
+        plan = scan.plan_changes(snapshot, changelog=self.producer != NONE)
         if not self.store.primary_keys:
             return plan
         marked = tuple(
@@ -211,7 +261,7 @@ class StreamTableScan:
         """Java's NextSnapshotFetcher.rangeCheck: a missing next snapshot either is not
         written yet, or has expired, or lies past a table that was recreated."""
         sm = self.store.snapshot_manager
-        earliest, latest = sm.earliest_id(), sm.latest_id()
+        earliest, latest = earliest_readable_id(self.store), sm.latest_id()
         if earliest is not None and snapshot_id < earliest:
             raise SnapshotExpiredError(
                 f"Table '{self.store.name}': the next snapshot {snapshot_id} of this stream has "
@@ -226,6 +276,40 @@ class StreamTableScan:
                 f"Table '{self.store.name}': the next snapshot {snapshot_id} of this stream is "
                 f"past the latest ({latest}); was the table recreated?"
             )
+
+
+def starting_splits(store: FileStore, splits: Sequence[DataSplit]) -> list[DataSplit]:
+    """A stream's starting full plan without the levels whose rows a ``lookup`` or
+    ``full-compaction`` producer will still hand out as changelog (Java's
+    DataTableStreamScan.tryFirstPlan level filters: above 0, the top level)."""
+    producer = changelog_producer(store)
+    if producer == "lookup":
+        keep: Callable[[DataFileMeta], bool] = lambda f: f.level > 0  # noqa: E731
+    elif producer == "full-compaction":
+        top = store.options.num_levels - 1
+        keep = lambda f: f.level == top  # noqa: E731
+    else:
+        return list(splits)
+    kept = (s.filter_file(keep) for s in splits)
+    return [s for s in kept if s is not None]
+
+
+def _first_committed_at_or_after(store: FileStore, earliest: int, millis: int) -> int:
+    """The first id from ``earliest`` on (a long-lived changelog or a snapshot) committed at
+    or after ``millis``, by a binary search since commit times grow with the id; the id after
+    the latest when none was (Java's from-timestamp start, over decoupled changelogs too)."""
+    latest = store.snapshot_manager.latest_id()
+    if latest is None:
+        return earliest
+    low, high = earliest, latest
+    while low <= high:
+        mid = (low + high) // 2
+        found = snapshot_or_changelog(store, mid)
+        if found is None or found.time_millis < millis:
+            low = mid + 1  # expired meanwhile (oldest first), or older than wanted
+        else:
+            high = mid - 1
+    return low
 
 
 def startup_mode(store: FileStore) -> str:
@@ -246,10 +330,14 @@ def startup_mode(store: FileStore) -> str:
             f"'{options.get('streaming-read-overwrite')}' reads the changes of OVERWRITE "
             "snapshots, which paimon_pyspark's stream reads do not implement; they are skipped."
         )
-    if store.primary_keys and options.merge_engine == "first-row":
-        raise UnsupportedOptionError(
+    if (
+        store.primary_keys
+        and options.merge_engine == "first-row"
+        and (changelog_producer(store) != "lookup")
+    ):
+        raise OptionError(
             f"Table '{name}': a stream read of a 'first-row' table needs 'changelog-producer' = "
-            "'lookup', which paimon_pyspark does not write."
+            "'lookup' (as in Java)."
         )
     raw = options.get(SCAN_MODE) or "default"
     mode = raw.strip().lower()
@@ -304,26 +392,52 @@ def startup_mode(store: FileStore) -> str:
     return mode
 
 
-class StreamTableRead(TableRead):
+class StreamTableRead(ChangesRead):
     """A TableRead that also reads the DeltaSplits of a stream's follow-up plans: unmerged,
-    every +I/+U record as written (Java's MergeFileSplitRead of a streaming split)."""
+    every record as written, retractions included (Java's MergeFileSplitRead of a streaming
+    split); ``include_row_kind`` puts each row's kind first, in ``_row_kind``
+    (read/changes.py). ``changes_table`` (``audit_log`` or ``binlog``): the rows of that
+    system table's stream, ``rowkind`` first, deletes kept in the starting plan (Java's
+    AuditLogTable stream read)."""
 
-    def _read_merged(self, split: DataSplit) -> pa.Table:
-        if isinstance(split, DeltaSplit):
-            table = added_records(self.table, split.bucket_path, split.files)
-            return self._filtered(split, table).select(self.projection)
-        return super()._read_merged(split)
+    def __init__(
+        self,
+        table: FileStore,
+        projection: list[str] | None,
+        predicate: Predicate | None,
+        limit: int | None,
+        include_row_kind: bool = False,
+        changes_table: str | None = None,
+    ) -> None:
+        if changes_table is not None:
+            super().__init__(table, projection, predicate, limit, ROWKIND, True, changes_table)
+        else:
+            kind = ROW_KIND_COLUMN if include_row_kind else None
+            if kind is not None and projection is not None and kind not in projection:
+                projection = [kind, *projection]  # pypaimon's: always first
+            super().__init__(table, projection, predicate, limit, kind)
+        self.include_row_kind = include_row_kind
+        self.changes_table = changes_table
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickles as TableRead does (plain values, read/table_read.py), coming back as a
         StreamTableRead."""
         reopen, args = super().__reduce__()
-        return _as_stream_read, (reopen, args)
+        extra = (self.selected, self.include_row_kind, self.changes_table)
+        return _as_stream_read, (reopen, args, *extra)
 
 
-def _as_stream_read(reopen: Callable[..., TableRead], args: tuple[Any, ...]) -> StreamTableRead:
+def _as_stream_read(
+    reopen: Callable[..., TableRead],
+    args: tuple[Any, ...],
+    selected: list[str] | None = None,
+    include_row_kind: bool = False,
+    changes_table: str | None = None,
+) -> StreamTableRead:
     read = reopen(*args)
-    return StreamTableRead(read.table, read.projection, read.predicate, read.limit)
+    return StreamTableRead(
+        read.table, selected, read.predicate, read.limit, include_row_kind, changes_table
+    )
 
 
 class StreamReadBuilder:
@@ -332,10 +446,30 @@ class StreamReadBuilder:
 
     def __init__(self, store: FileStore) -> None:
         startup_mode(store)
+        ConsumerProgress.of(store)  # refuses an empty or path-like 'consumer-id' up front
         self.store = store
         self._builder = ReadBuilder(store)
         self._projection: list[str] | None = None
         self._predicate: Predicate | None = None
+        self._consumer_id: str | None = None
+        self._include_row_kind = False
+
+    def with_include_row_kind(self, include: bool = True) -> StreamReadBuilder:
+        """Put each row's kind first, in a column ``_row_kind``: "+I", "-U", "+U" or "-D"
+        (pypaimon's)."""
+        if not isinstance(include, bool):
+            raise InvalidArgumentError(
+                f"Table '{self.store.name}': StreamReadBuilder.with_include_row_kind(include) "
+                f"takes a bool, got {describe(include)}."
+            )
+        self._include_row_kind = include
+        return self
+
+    def with_consumer_id(self, consumer_id: str) -> StreamReadBuilder:
+        """Start at this consumer's recorded position (when it has one) and record the
+        scan's progress in ``consumer/consumer-<id>`` (pypaimon's; option ``consumer-id``)."""
+        self._consumer_id = check_consumer_id(consumer_id)
+        return self
 
     def with_projection(self, projection: list[str]) -> StreamReadBuilder:
         """Read only these columns, in this order (a list of top-level field names)."""
@@ -362,7 +496,9 @@ class StreamReadBuilder:
         return self._builder.read_type()
 
     def new_scan(self) -> StreamTableScan:
-        return StreamTableScan(self.store, self._predicate)
+        return StreamTableScan(self.store, self._predicate, self._consumer_id)
 
     def new_read(self) -> StreamTableRead:
-        return StreamTableRead(self.store, self._projection, self._predicate, None)
+        return StreamTableRead(
+            self.store, self._projection, self._predicate, None, self._include_row_kind
+        )

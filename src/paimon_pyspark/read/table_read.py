@@ -46,7 +46,15 @@ from paimon_pyspark.io.data_file_reader import (
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.read import metadata_columns
 from paimon_pyspark.read.arrow_stream import SplitStream
-from paimon_pyspark.read.incremental import DELTA, DIFF, added_records, diff_rows, incremental_mode
+from paimon_pyspark.read.incremental import (
+    CHANGELOG,
+    DELTA,
+    DIFF,
+    added_records,
+    all_records,
+    diff_rows,
+    incremental_mode,
+)
 from paimon_pyspark.read.kv_read import final_file, merge_read, raw_convertible
 from paimon_pyspark.read.predicate import CompoundPredicate, Predicate, PredicateBuilder
 from paimon_pyspark.read.row_tracking import tracking_fields, with_tracking
@@ -524,6 +532,8 @@ class TableRead:
         if self._incremental == DELTA:
             # Java's delta splits carry no deletion files (IncrementalDeltaStartingScanner)
             table = added_records(self.table, split.bucket_path, split.files)
+        elif self._incremental == CHANGELOG:
+            table = all_records(self.table, split.bucket_path, split.files)
         elif self._incremental == DIFF:
             path, settings = split.bucket_path, self._merge_settings
             start = self._before_split(split)

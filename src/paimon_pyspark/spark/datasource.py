@@ -59,6 +59,7 @@ from paimon_pyspark.errors import (
 from paimon_pyspark.fs.options import fs_options
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.read import metadata_columns as meta
+from paimon_pyspark.read.changes import CHANGE_TABLES, ROWKIND, ChangesRead
 from paimon_pyspark.read.metadata_columns import PER_FILE, refuse_merged
 from paimon_pyspark.read.metadata_columns import arrow_fields as metadata_arrow_fields
 from paimon_pyspark.read.metadata_columns import parse_names as parse_metadata
@@ -397,8 +398,9 @@ class PaimonReader(DataSourceReader):
 
     def _system_rows(self, table: object) -> pa.Table | None:
         """A system table's rows (``db.t$files``), computed here on the driver: they are
-        metadata, small, and Java computes them the same way; None for a data table."""
-        if not isinstance(table, SystemTable):
+        metadata, small, and Java computes them the same way; None for a data table, and for
+        ``$audit_log`` / ``$binlog``, whose data table's splits are read by the tasks."""
+        if not isinstance(table, SystemTable) or table.kind in CHANGE_TABLES:
             return None
         rb = table.new_read_builder()
         if self.filter is not None:
@@ -416,6 +418,11 @@ class PaimonReader(DataSourceReader):
         rows = self._system_rows(table)
         if rows is not None:
             return [InputPartition(encode_rows(rows))]
+        if isinstance(table, SystemTable):  # $audit_log, $binlog: the data table's splits
+            splits = ReadBuilder(table.data_store).new_scan().plan().splits()
+            open_cost = table.data_store.options.source_split_open_file_cost
+            groups = pack_splits(splits, self.parallelism, open_cost)
+            return [InputPartition(encode_splits(group)) for group in groups]
         splits = self._builder(table).new_scan().plan().splits()
         if self.skip_raw:
             settings = MergeSettings.from_table(table.store) if table.primary_keys else None
@@ -433,10 +440,14 @@ class PaimonReader(DataSourceReader):
         if partition is None or partition.value is None:
             return
         types = self.arrow_schema.types
+        loaded = None if is_rows(partition.value) else self.ref.load()
         if is_rows(partition.value):
             batches: Iterator[pa.RecordBatch] = iter(decode_rows(partition.value).to_batches())
+        elif isinstance(loaded, SystemTable):
+            batches = self._changes(loaded, partition.value)
         else:
-            rb = self._builder(self.ref.load()).with_projection(self.projection)
+            assert loaded is not None
+            rb = self._builder(loaded).with_projection(self.projection)
             splits = decode_splits(partition.value, rb.store.partition_types)
             read = rb.new_read()
             if self.skip_raw:
@@ -449,6 +460,18 @@ class PaimonReader(DataSourceReader):
                 c if c.type == t else c.cast(t) for c, t in zip(batch.columns, types, strict=True)
             ]
             yield pa.RecordBatch.from_arrays(columns, schema=self.arrow_schema)
+
+    def _changes(self, table: SystemTable, payload: bytes) -> Iterator[pa.RecordBatch]:
+        """``$audit_log`` / ``$binlog`` rows of the data table's splits in ``payload``
+        (read/changes.py), filtered by the whole filter (``rowkind`` too), then projected."""
+        store = table.data_store
+        splits = decode_splits(payload, store.partition_types)
+        read = ChangesRead(store, None, None, None, ROWKIND, True, table.kind)
+        rows = read.to_arrow(splits)
+        if self.filter is not None:
+            predicate = parse_predicate(self.filter, table.fields, self.ref.identifier)
+            rows = rows.filter(predicate.to_arrow_expression())
+        return iter(rows.select(self.projection).to_batches())
 
 
 ROWS_MAGIC = b"PPsy"

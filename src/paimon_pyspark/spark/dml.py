@@ -8,7 +8,10 @@ DELETE (Java's DeleteFromPaimonTableCommand, with OptimizeMetadataOnlyDeleteFrom
 
 - no condition drops every file of the table (``truncateTable``), and a condition over partition
   columns only that read/sql_predicate.py translates drops the partitions it matches
-  (``truncatePartitions``), whatever the table; unless ``delete.force-produce-changelog``.
+  (``truncatePartitions``), whatever the table; ``delete.force-produce-changelog`` keeps the
+  partition drop from happening (the rows are written back as -D records instead, which a
+  changelog producer sees), not the truncation of a DELETE without a condition (Spark's rule
+  checks the option for partitions only; Flink's for both).
   Every live file of those partitions (postpone files and the partitions' hash and
   deletion-vector index files included) is deleted in one OVERWRITE snapshot.
 - a primary-key table writes the matching rows back as -D records through ``spark.write``'s
@@ -163,10 +166,9 @@ def delete(
     if target.snapshot is None:
         return None
     predicate = _translated(target, text)
-    force_changelog = target.table.options.options.get(DELETE_FORCE_PRODUCE_CHANGELOG, "false")
-    if force_changelog.strip().lower() != "true":
-        if text is None:
-            return _drop_partitions(target, None)
+    if text is None:
+        return _drop_partitions(target, None)
+    if not target.table.options.strict_bool(DELETE_FORCE_PRODUCE_CHANGELOG):
         keys = set(target.table.partition_keys)
         if predicate is not None and keys and predicate.fields() <= keys:
             return _drop_partitions(target, predicate)

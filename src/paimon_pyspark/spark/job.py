@@ -62,7 +62,6 @@ from paimon_pyspark.errors import (
     PaimonError,
 )
 from paimon_pyspark.fs.file_io import FileIO
-from paimon_pyspark.mergetree.compaction import lookup_compaction_supported
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
 from paimon_pyspark.store.bucket_mode import BucketMode
@@ -373,9 +372,7 @@ class WriteJob:
         and a batch read skips level 0 of such tables, so the driver pushes level 0 up right
         after the data commit: the rows are visible once the job returns, as in Java.
         """
-        if not lookup_compaction_supported(table.store):
-            return []
-        if table.options.write_only:
+        if not table.options.need_lookup(bool(table.primary_keys)) or table.options.write_only:
             return []
         touched = {(m.partition, m.bucket) for m in messages if m.new_files}
         plan = plan_compaction(table.store, False, buckets={b for _, b in touched})

@@ -870,6 +870,10 @@ def _expire(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
     return (calls.expire_snapshots(runner.catalog, **kwargs),)
 
 
+def _expire_changelogs(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    return (calls.expire_changelogs(runner.catalog, **kwargs),)
+
+
 def _orphans(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
     result = spark_procedures.remove_orphan_files(runner.spark, runner.catalog, **kwargs)
     return (result.deleted_file_count, result.deleted_file_total_len_in_bytes)
@@ -906,6 +910,16 @@ def _rename_tag(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
     return (True,)
 
 
+def _reset_consumer(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    calls.reset_consumer(runner.catalog, **kwargs)
+    return (True,)
+
+
+def _clear_consumers(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    calls.clear_consumers(runner.catalog, **kwargs)
+    return (True,)
+
+
 def _rollback(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(calls.rollback(runner.catalog, **kwargs))
 
@@ -928,6 +942,11 @@ _PROCEDURES = {
         _params(calls.expire_snapshots),
         StructType([StructField("deleted_snapshots_count", IntegerType(), False)]),
         _expire,
+    ),
+    "expire_changelogs": _Procedure(
+        _params(calls.expire_changelogs),
+        StructType([StructField("result", StringType(), True)]),
+        _expire_changelogs,
     ),
     "remove_orphan_files": _Procedure(
         _params(calls.remove_orphan_files),
@@ -955,6 +974,8 @@ _PROCEDURES = {
     "rename_tag": _Procedure(_params(calls.rename_tag), _RESULT, _rename_tag),
     "rollback": _Procedure(_params(calls.rollback), _ROLLBACK, _rollback),
     "rollback_to": _Procedure(_params(calls.rollback_to), _ROLLBACK, _rollback_to),
+    "reset_consumer": _Procedure(_params(calls.reset_consumer), _RESULT, _reset_consumer),
+    "clear_consumers": _Procedure(_params(calls.clear_consumers), _RESULT, _clear_consumers),
 }
 
 _HANDLERS: dict[type[Any], Callable[[_Runner, Any], DataFrame]] = {

@@ -40,10 +40,13 @@ default scan mode, latest-full). An offset is ``{"snapshot": id}``: every row up
 one reads the rows that the APPEND snapshots after the previous end added (read/incremental.py:
 COMPACT and OVERWRITE snapshots add nothing, a primary-key delta is read unmerged without its
 retractions). Every split is one input partition, as versioned bytes (read/split_codec.py).
+With ``consumer-id`` a query without a checkpoint starts at its consumer, and the consumer
+records each micro-batch Spark has committed (read/consumer_progress.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,9 +72,11 @@ from paimon_pyspark.errors import (
     UnsupportedOperationError,
     UnsupportedOptionError,
 )
-from paimon_pyspark.mergetree.compaction import lookup_compaction_supported
+from paimon_pyspark.read.changes import CHANGE_TABLES, ROWKIND, ChangesRead
+from paimon_pyspark.read.consumer_progress import ConsumerProgress
 from paimon_pyspark.read.split_codec import decode_splits, encode_splits
 from paimon_pyspark.read.sql_predicate import parse_predicate
+from paimon_pyspark.read.stream_scan import starting_splits
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.merge_schema import SPARK_MERGE_SCHEMA
 from paimon_pyspark.spark.tables import ensure_table
@@ -307,7 +312,7 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
         compacted: list[CommitMessage] = []
         try:
             if table.options.need_lookup(bool(table.primary_keys)):
-                if not lookup_compaction_supported(table.store) or table.options.write_only:
+                if table.options.write_only:
                     return
                 plan = plan_compaction(table.store, False, buckets={b for _, b in touched})
                 for task in plan.tasks:
@@ -316,7 +321,8 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
                         if message is not None:
                             compacted.append(message)
             elif table.bucket_mode in (BucketMode.HASH_FIXED, BucketMode.HASH_DYNAMIC):
-                compacted = compact_written_buckets(table.store, touched)
+                # Java's Spark writer compacts fully when (batchId + 1) % delta-commits == 0
+                compacted = compact_written_buckets(table.store, touched, batch_id + 1)
             if compacted:
                 new_store_commit(table.store, user).commit(compacted, batch_id)
         except CommitOutcomeUnknownError:
@@ -344,10 +350,16 @@ def stream_reader(
     """The source's reader of the relation ``spark/datasource.py`` checked (its columns and
     filter). Of Java's startup modes, ``scan.mode`` = ``latest-full`` (the default) and
     ``latest`` (only what is committed after the start) are read; the others are refused."""
+    changes = None
     if "$" in ref.identifier:
-        raise UnsupportedOperationError(
-            f"Table '{ref.identifier}': a system table cannot be read as a stream."
-        )
+        data_name, _, system = ref.identifier.partition("$")
+        if system.lower() not in CHANGE_TABLES:
+            raise UnsupportedOperationError(
+                f"Table '{ref.identifier}': of the system tables only '$audit_log' and "
+                "'$binlog' can be read as a stream, as in Java."
+            )
+        changes = system.lower()
+        ref = dataclasses.replace(ref, identifier=data_name)
     table = ref.load()
     given = [k for k in opts.SCAN_START_KEYS if table.options.get(k) is not None]
     if given:
@@ -362,7 +374,7 @@ def stream_reader(
             f"Table '{ref.identifier}': option '{SCAN_MODE}' = '{mode}' is not supported by a "
             f"streaming read (supported: default, {LATEST_FULL}, {LATEST})."
         )
-    return PaimonStreamReader(ref, projection, arrow_schema, filter, mode == LATEST)
+    return PaimonStreamReader(ref, projection, arrow_schema, filter, mode == LATEST, changes)
 
 
 def _snapshot(offset: dict[str, Any] | None) -> int:
@@ -388,9 +400,13 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         arrow_schema: pa.Schema,
         filter: str | None,
         from_latest: bool = False,
+        changes: str | None = None,
     ) -> None:
-        """``from_latest``: start after the latest snapshot (``scan.mode`` = ``latest``)."""
+        """``from_latest``: start after the latest snapshot (``scan.mode`` = ``latest``).
+        ``changes``: ``audit_log`` or ``binlog``, the stream of that system table of ``ref``
+        (the data table): its rows with ``rowkind``."""
         self.ref = ref
+        self.changes = changes
         self.from_latest = from_latest
         self.projection = projection
         self.arrow_schema = arrow_schema
@@ -400,7 +416,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled for the executors without the planner's table handle: they load their own."""
-        return {k: v for k, v in self.__dict__.items() if k != "_latest"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_latest", "_progress")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -414,9 +430,24 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         latest = self._latest.snapshot_manager.latest_id()
         return NOTHING_READ if latest is None else latest
 
+    def _consumer(self) -> ConsumerProgress | None:
+        """The query's consumer (option ``consumer-id``), in the source runner only."""
+        if self._latest is None:
+            self._latest = self.ref.load()
+        if getattr(self, "_progress", False) is False:
+            self._progress = ConsumerProgress.of(self._latest.store)
+        return self._progress
+
     def initialOffset(self) -> dict[str, int]:
-        """Nothing read; with ``from_latest``, everything up to the latest snapshot read (0, the
-        id before the first, on a table without one)."""
+        """Where a query without a checkpoint starts (Spark's checkpoint wins after that): at
+        its consumer's ``nextSnapshot`` when it has one (every snapshot before it read, as
+        Java's PaimonMicroBatchStream starts from the scan's consumer); else nothing read;
+        with ``from_latest``, everything up to the latest snapshot read (0, the id before the
+        first, on a table without one)."""
+        consumer = self._consumer()
+        resumed = consumer.start() if consumer is not None else None
+        if resumed is not None:
+            return {SNAPSHOT: resumed - 1}
         if not self.from_latest:
             return {SNAPSHOT: NOTHING_READ}
         return {SNAPSHOT: max(self._latest_id(), 0)}
@@ -426,7 +457,11 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     ) -> dict[str, int]:
         """The latest snapshot (up to the one ``prepareForTriggerAvailableNow`` saw), never
         before ``start``. ``start`` and ``limit``: pyspark >= 4.2 passes them, 4.1 neither;
-        every read limit reads all there is, as ``ReadAllAvailable``."""
+        every read limit reads all there is, as ``ReadAllAvailable``. Spark asks for the next
+        batch only once the previous one (ending at ``start``) is in its commit log, and calls
+        ``commit`` only when it has a next batch: so the consumer is recorded here too."""
+        if start is not None:
+            self.commit(start)
         end = self._latest_id()
         if self._until is not None:
             end = min(end, self._until)
@@ -434,6 +469,15 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def prepareForTriggerAvailableNow(self) -> None:
         self._until = self._latest_id()
+
+    def commit(self, end: dict[str, Any]) -> None:
+        """Spark committed every micro-batch up to ``end``: record the next snapshot in the
+        query's consumer file (``consumer-id``), as Flink's source does when a checkpoint
+        completes; nothing without a consumer."""
+        consumer = self._consumer()
+        last = _snapshot(end)
+        if consumer is not None and last != NOTHING_READ:
+            consumer.record(last + 1)  # written only when it moved
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
         """One input partition per split of (start, end]: the whole snapshot ``end`` when
@@ -449,26 +493,35 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self.filter is not None:
             rb = rb.with_filter(parse_predicate(self.filter, table.fields, self.ref.identifier))
         splits = rb.new_scan().plan().splits()
+        if first == NOTHING_READ:
+            splits = starting_splits(table.store, splits)
         return [InputPartition((first, last, encode_splits([s]))) for s in splits]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         first, last, payload = partition.value
         table = self._table(first, last)
-        rb = table.new_read_builder()
+        predicate = None
         if self.filter is not None:
-            rb = rb.with_filter(parse_predicate(self.filter, table.fields, self.ref.identifier))
-        rb = rb.with_projection(self.projection)
+            predicate = parse_predicate(self.filter, table.fields, self.ref.identifier)
+        if self.changes is not None:
+            read = ChangesRead(
+                table.store, self.projection, predicate, None, ROWKIND, True, self.changes
+            )
+        else:
+            read = ChangesRead(table.store, self.projection, predicate, None)
         splits = decode_splits(payload, table.partition_types)
         types = self.arrow_schema.types
-        for batch in rb.new_read().to_arrow_batch_reader(splits):
+        for batch in read.to_arrow_batch_reader(splits):
             columns = [
                 c if c.type == t else c.cast(t) for c, t in zip(batch.columns, types, strict=True)
             ]
             yield pa.RecordBatch.from_arrays(columns, schema=self.arrow_schema)
 
     def _table(self, first: int, last: int) -> FileStoreTable:
-        """The table to plan or read (first, last] with: a delta range makes a primary-key
-        split read unmerged, without retractions (read/incremental.py)."""
+        """The table to plan or read (first, last] with: a primary-key table's changes in
+        between, its delta or with a changelog producer its changelog files (the ``auto`` mode
+        of read/incremental.py), read unmerged with their retractions (read/changes.py), as
+        Java's PaimonMicroBatchStream hands them out; ``$audit_log`` gives their kinds."""
         table = self.ref.load()
         if first == NOTHING_READ:
             return table

@@ -87,7 +87,6 @@ def ensure_table(
         return ref, catalog.get_table(identifier)
     if extra:
         table = table.copy(extra)
-    table.options.check_changelog_writable("a write from Spark")
     return TableRef(warehouse, identifier, extra, store_options), table
 
 

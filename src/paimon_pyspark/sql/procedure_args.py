@@ -46,9 +46,11 @@ _INT = frozenset(
         "sink_parallelism",
         "snapshot",
         "snapshot_id",
+        "next_snapshot_id",
+        "nextsnapshotid",
     }
 )
-_BOOL = frozenset({"dry_run"})
+_BOOL = frozenset({"dry_run", "delete_all"})
 
 
 def _fits_slot(name: str, value: Any) -> bool:
@@ -222,6 +224,9 @@ SIGNATURES: dict[str, Signature] = {
     "expire_snapshots": Signature.same(
         ("table", "retain_max", "retain_min", "older_than", "max_deletes", "options")
     ),
+    "expire_changelogs": Signature(
+        None, ("table", "retain_max", "retain_min", "older_than", "max_deletes", "delete_all")
+    ),
     "remove_orphan_files": Signature.same(
         ("table", "older_than", "dry_run", "parallelism", "mode")
     ),
@@ -245,9 +250,24 @@ SIGNATURES: dict[str, Signature] = {
     "delete_tag": Signature.same(("table", "tag")),
     "rollback": Signature(("table", "version", "snapshot", "tag"), None),
     "rollback_to": Signature(None, ("table", "tag", "snapshot_id")),
+    "reset_consumer": Signature(
+        ("table", "consumerid", "nextsnapshotid"),
+        ("table", "consumer_id", "next_snapshot_id"),
+        renames={"consumerid": "consumer_id", "nextsnapshotid": "next_snapshot_id"},
+    ),
+    "clear_consumers": Signature(
+        ("table", "includingconsumers", "excludingconsumers"),
+        ("table", "including_consumers", "excluding_consumers"),
+        renames={
+            "includingconsumers": "including_consumers",
+            "excludingconsumers": "excluding_consumers",
+        },
+    ),
 }
 """Java 1.4.2's argument lists, Spark's and Flink's (rename_tag's Flink names are
-``tagName``/``targetTagName``; SQL names are matched without case)."""
+``tagName``/``targetTagName``, reset_consumer's and clear_consumers' Spark names
+``consumerId``/``nextSnapshotId``/``includingConsumers``/``excludingConsumers``; SQL names are
+matched without case)."""
 
 
 __all__ = ["FLINK", "SIGNATURES", "SPARK", "Signature", "bind"]

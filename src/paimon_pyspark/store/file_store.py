@@ -158,7 +158,6 @@ class FileStore:
     def check_writable(self) -> None:
         """Append tables (unaware or fixed buckets) and fixed-bucket PK tables are written."""
         self._check_primary_key_table("writing to")
-        self.options.check_changelog_writable("writing")
         self.options.check_files_writable("writing")
         if not self.primary_keys:
             # an append table orders upserts by sequence.field (RewriteUpsertTable); set,

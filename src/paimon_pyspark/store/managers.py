@@ -15,8 +15,14 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
-from paimon_pyspark.errors import CorruptTableError, TableNotExistError
+from paimon_pyspark.errors import (
+    CorruptTableError,
+    FileMissingError,
+    InvalidArgumentError,
+    TableNotExistError,
+)
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, recorded_identifiers
 from paimon_pyspark.spec.table_schema import TableSchema
@@ -376,26 +382,148 @@ class TagManager:
         self.file_io.delete_quietly(self.tag_path(name))
 
 
+@dataclass(frozen=True)
+class Consumer:
+    """One consumer's progress: the next snapshot it will read (Java's Consumer, pypaimon's)."""
+
+    next_snapshot: int
+
+    def to_json(self) -> str:
+        """Java's JsonSerdeUtil pretty print, byte for byte."""
+        return '{\n  "nextSnapshot" : ' + str(self.next_snapshot) + "\n}"
+
+    @staticmethod
+    def from_json(json_str: str) -> Consumer:
+        """The ``nextSnapshot`` of a consumer file (other fields ignored, as Java's Jackson)."""
+        data = json.loads(json_str)
+        value = data["nextSnapshot"] if isinstance(data, dict) else None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"'nextSnapshot' is {value!r}, not a snapshot id")
+        return Consumer(value)
+
+
 class ConsumerManager:
-    """Consumers (``consumer/consumer-<id>``): the next snapshot each one will read."""
+    """Consumers (``consumer/consumer-<id>``): the next snapshot each one will read.
+
+    Mirrors org.apache.paimon.consumer.ConsumerManager (and pypaimon's): a consumer file is
+    replaced whole (readers see the old or the new one), expired by its modification time and
+    cleared by Java regular expressions matched against the whole id.
+    """
 
     def __init__(self, file_io: FileIO, table_path: str) -> None:
         self.file_io = file_io
+        self.table_path = table_path
         self.consumer_dir = os.path.join(table_path, "consumer")
+
+    def consumer_path(self, consumer_id: str) -> str:
+        check_consumer_id(consumer_id)
+        return os.path.join(self.consumer_dir, CONSUMER_PREFIX + consumer_id)
+
+    def consumer(self, consumer_id: str) -> Consumer | None:
+        """The consumer's progress, or None when it has no file."""
+        return self._read(self.consumer_path(consumer_id))
+
+    def reset_consumer(self, consumer_id: str, consumer: Consumer) -> None:
+        """Write (or replace) the consumer's file."""
+        path = self.consumer_path(consumer_id)
+        self.file_io.mkdirs(self.consumer_dir)
+        self.file_io.overwrite_hint(path, consumer.to_json())
+
+    def delete_consumer(self, consumer_id: str) -> None:
+        self.file_io.delete_quietly(self.consumer_path(consumer_id))
+
+    def list_all_ids(self) -> list[str]:
+        return sorted(
+            name[len(CONSUMER_PREFIX) :]
+            for name in self.file_io.list_names(self.consumer_dir)
+            if name.startswith(CONSUMER_PREFIX) and len(name) > len(CONSUMER_PREFIX)
+        )
+
+    def consumers(self) -> dict[str, int]:
+        """Every consumer's ``nextSnapshot`` by id (one deleted meanwhile is left out)."""
+        found: dict[str, int] = {}
+        for consumer_id in self.list_all_ids():
+            consumer = self._read(os.path.join(self.consumer_dir, CONSUMER_PREFIX + consumer_id))
+            if consumer is not None:
+                found[consumer_id] = consumer.next_snapshot
+        return found
 
     def min_next_snapshot(self) -> int | None:
         """The smallest ``nextSnapshot`` of all consumers (Java's minNextSnapshot), or None."""
-        found: list[int] = []
-        for name in self.file_io.list_names(self.consumer_dir):
-            if not name.startswith(CONSUMER_PREFIX):
-                continue
-            path = os.path.join(self.consumer_dir, name)
-            try:
-                text = self.file_io.read_text(path)
-            except CorruptTableError:
-                continue  # deleted meanwhile
-            try:
-                found.append(int(json.loads(text)["nextSnapshot"]))
-            except (KeyError, TypeError, ValueError) as e:
-                raise CorruptTableError(f"Consumer file {path} is not valid: {e}") from e
+        found = self.consumers().values()
         return min(found) if found else None
+
+    def expire(self, expire_datetime: dt.datetime | float) -> list[str]:
+        """Delete the consumers whose file was last modified before ``expire_datetime`` (a
+        datetime, naive meaning local time as Java's LocalDateTime, or epoch seconds); returns
+        their ids."""
+        if isinstance(expire_datetime, dt.datetime):
+            cutoff = expire_datetime.timestamp()
+        else:
+            cutoff = float(expire_datetime)
+        expired = []
+        for consumer_id in self.list_all_ids():
+            path = os.path.join(self.consumer_dir, CONSUMER_PREFIX + consumer_id)
+            try:
+                modified = self.file_io.mtime(path)
+            except (OSError, CorruptTableError):
+                continue  # deleted meanwhile
+            if modified < cutoff:
+                self.file_io.delete_quietly(path)
+                expired.append(consumer_id)
+        return expired
+
+    def clear_consumers(
+        self, including_pattern: str | None = None, excluding_pattern: str | None = None
+    ) -> list[str]:
+        """Delete the consumers whose id matches ``including_pattern`` whole (every consumer
+        when it is None or blank) and not ``excluding_pattern``; returns their ids."""
+        including = _consumer_pattern(including_pattern) or re.compile(".*", re.DOTALL)
+        excluding = _consumer_pattern(excluding_pattern)
+        cleared = []
+        for consumer_id in self.list_all_ids():
+            if including.fullmatch(consumer_id) and not (
+                excluding is not None and excluding.fullmatch(consumer_id)
+            ):
+                self.file_io.delete_quietly(
+                    os.path.join(self.consumer_dir, CONSUMER_PREFIX + consumer_id)
+                )
+                cleared.append(consumer_id)
+        return cleared
+
+    def _read(self, path: str) -> Consumer | None:
+        try:
+            text = self.file_io.read_text(path)
+        except FileMissingError:
+            return None
+        try:
+            return Consumer.from_json(text)
+        except (KeyError, TypeError, ValueError) as e:
+            raise CorruptTableError(f"Consumer file {path} is not valid: {e}") from e
+
+
+def check_consumer_id(consumer_id: object) -> str:
+    """A consumer id names a file: a non-empty string without a path separator, not ``.`` or
+    ``..`` (Java refuses only the empty id; the rest keeps the file in ``consumer/``)."""
+    if (
+        not isinstance(consumer_id, str)
+        or not consumer_id
+        or "/" in consumer_id
+        or "\\" in consumer_id
+        or consumer_id in (".", "..")
+    ):
+        raise InvalidArgumentError(
+            f"A consumer id is a non-empty name without '/' or '\\', got {consumer_id!r}."
+        )
+    return consumer_id
+
+
+def _consumer_pattern(pattern: str | None) -> re.Pattern[str] | None:
+    if pattern is None or not pattern.strip():
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as e:
+        raise InvalidArgumentError(
+            f"Consumer pattern {pattern!r} is not a regular expression: {e}."
+        ) from e

@@ -24,10 +24,10 @@ deletes that checkpoint's files and returns no messages, so a source that replay
 earlier checkpoint leaves neither duplicates nor orphan files.
 
 An empty checkpoint commits nothing, as pypaimon's StreamTableCommit (Java's stream commit
-writes an empty APPEND snapshot instead). With ``full-compaction.delta-commits`` = n the
-buckets written in a checkpoint whose identifier is a multiple of n are fully compacted (Java's
-GlobalFullCompactionSinkWrite; it also compacts the buckets written since the last full
-compaction, which we do not track).
+writes an empty APPEND snapshot instead). With ``full-compaction.delta-commits`` = n (or the
+``full-compaction`` changelog producer, n = 1 when unset) a checkpoint whose identifier is a
+multiple of n fully compacts the buckets written since the last such checkpoint (Java's
+GlobalFullCompactionSinkWrite).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.manifest import IndexFileMeta
 from paimon_pyspark.store.index_io import HASH_INDEX
 from paimon_pyspark.table.table_commit import TableCommit
+from paimon_pyspark.write.compact_manager import full_compaction_due
 from paimon_pyspark.write.table_write import TableWrite
 
 if TYPE_CHECKING:
@@ -99,6 +100,9 @@ class StreamTableWrite:
         self._last_committed: int | None = None
         """The identifier of this commit user's newest snapshot when the write first prepared."""
         self._looked_up = False
+        self._since_full: set[tuple[bytes, int]] = set()
+        """Buckets written since the last full compaction, compacted at the next one (Java's
+        GlobalFullCompactionSinkWrite.writtenBuckets)."""
 
     def write_arrow(
         self,
@@ -137,11 +141,17 @@ class StreamTableWrite:
         if self._committed_already(identifier):
             self._write.abort()
             return []
-        delta = self.store.options.full_compaction_delta_commits
-        self._write.full_compaction = delta is not None and (
-            delta == 0 or (delta > 0 and identifier % delta == 0)
-        )
-        return self._write.prepare_commit()
+        full = full_compaction_due(self.store.options, identifier)
+        self._write.full_compaction = full
+        if full:
+            for partition, bucket in self._since_full:
+                self._write.compact_bucket(partition, bucket)
+        messages = self._write.prepare_commit()
+        if full:
+            self._since_full.clear()
+        elif self._write.compact_at_commit and full_compaction_due(self.store.options, None):
+            self._since_full.update((m.partition, m.bucket) for m in messages if m.new_files)
+        return messages
 
     def _committed_already(self, identifier: int) -> bool:
         if self._new_user:

@@ -44,8 +44,10 @@ from paimon_pyspark.errors import (
     UnsupportedOperationError,
     describe,
 )
+from paimon_pyspark.read.changes import AUDIT_LOG, CHANGE_TABLES, ROWKIND, ChangesRead
 from paimon_pyspark.read.predicate import Predicate, PredicateBuilder, check_fields
 from paimon_pyspark.read.read_builder import ReadBuilder
+from paimon_pyspark.read.stream_scan import StreamReadBuilder, StreamTableRead, StreamTableScan
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
@@ -56,6 +58,7 @@ from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.store.file_store import FileStore
+from paimon_pyspark.store.managers import ConsumerManager
 from paimon_pyspark.store.manifest_io import merge_entries
 from paimon_pyspark.store.paths import bucket_dir
 from paimon_pyspark.types.arrow import to_arrow_schema
@@ -172,6 +175,7 @@ TAGS_FIELDS = _fields(
     ("create_time", _TS3, True),
     ("time_retained", STRING(), True),
 )
+CONSUMERS_FIELDS = _fields(("consumer_id", STRING(), False), ("next_snapshot_id", BIGINT(), False))
 DV_RANGE_TYPE = RowType(
     fields=_fields(
         ("f0", STRING(), False),
@@ -200,21 +204,21 @@ _TABLES: dict[str, tuple[tuple[DataField, ...], tuple[str, ...]]] = {
     "partitions": (PARTITIONS_FIELDS, ("partition",)),
     "buckets": (BUCKETS_FIELDS, ("partition", "bucket")),
     "tags": (TAGS_FIELDS, ("tag_name",)),
+    "consumers": (CONSUMERS_FIELDS, ("consumer_id",)),
     "table_indexes": (TABLE_INDEXES_FIELDS, ("partition", "bucket", "index_type", "file_name")),
 }
+_ROWKIND_ID = 2**31 - 1 - 4
+"""Java's SpecialFields.ROW_KIND field id (Integer.MAX_VALUE - 4)."""
 READ_OPTIMIZED = "ro"
 """``$ro``: the table's own columns, read from its top level (``_read_optimized``)."""
-SYSTEM_TABLES = (*_TABLES, READ_OPTIMIZED)
+SYSTEM_TABLES = (*_TABLES, READ_OPTIMIZED, *CHANGE_TABLES)
 """The system tables served here, by the name after ``$``."""
 
 JAVA_ONLY_SYSTEM_TABLES = (
-    "audit_log",
     "file_key_ranges",
     "branches",
-    "consumers",
     "aggregation_fields",
     "statistics",
-    "binlog",
     "row_tracking",
 )
 """Java 1.4.2's other system tables (SystemTableLoader), refused by name."""
@@ -366,6 +370,8 @@ class SystemTable:
         self.kind = kind
         if kind == READ_OPTIMIZED:
             self.fields, keys = data_table.fields, tuple(data_table.primary_keys)
+        elif kind in CHANGE_TABLES:
+            self.fields, keys = change_fields(data_table, kind), ()
         else:
             self.fields, keys = _TABLES[kind]
         self.primary_keys: list[str] = list(keys)
@@ -374,6 +380,11 @@ class SystemTable:
     @property
     def field_names(self) -> list[str]:
         return [f.name for f in self.fields]
+
+    @property
+    def data_store(self) -> FileStore:
+        """The data table this system table reads."""
+        return self._store
 
     @property
     def partition_keys(self) -> list[str]:
@@ -387,12 +398,25 @@ class SystemTable:
         """Every row, computed now from the table's metadata files (``$ro``: read now)."""
         if self.kind == READ_OPTIMIZED:
             return _read_optimized(self._store)
+        if self.kind in CHANGE_TABLES:
+            return _changes(self._store, self.kind)
         rows = _ROWS[self.kind](self._store)
         columns = {f.name: [r[i] for r in rows] for i, f in enumerate(self.fields)}
         return pa.Table.from_pydict(columns, schema=self.arrow_schema)
 
     def new_read_builder(self) -> SystemReadBuilder:
         return SystemReadBuilder(self)
+
+    def new_stream_read_builder(self) -> ChangesStreamReadBuilder:
+        """A stream read of ``$audit_log`` or ``$binlog`` (Java's AuditLogTable stream scan):
+        the data table's stream, each row with its ``rowkind``; other system tables have
+        none."""
+        if self.kind not in CHANGE_TABLES:
+            raise UnsupportedOperationError(
+                f"Table '{self.name}': only '$audit_log' and '$binlog' can be read as a "
+                "stream, as in Java."
+            )
+        return ChangesStreamReadBuilder(self)
 
     def copy(self, dynamic_options: Mapping[str, str]) -> SystemTable:
         """The same system table over the data table with these options (Java's copy); the
@@ -414,6 +438,73 @@ class SystemTable:
     def _read_only(self, action: str) -> NoReturn:
         raise UnsupportedOperationError(
             f"Table '{self.name}': a system table is read-only and cannot be {action}."
+        )
+
+
+# --- $audit_log and $binlog ------------------------------------------------------------------
+
+
+def change_fields(store: FileStore, kind: str) -> tuple[DataField, ...]:
+    """Java's AuditLogTable / BinlogTable row type: ``rowkind`` (STRING), then the table's
+    columns, each an ARRAY of its nullable type in ``$binlog``."""
+    rowkind = DataField(_ROWKIND_ID, ROWKIND, STRING())
+    if kind == AUDIT_LOG:
+        return (rowkind, *store.fields)
+    arrays = (
+        DataField(f.id, f.name, ArrayType(element=f.type.copy(nullable=True)), f.description)
+        for f in store.fields
+    )
+    return (rowkind, *arrays)
+
+
+def _changes(store: FileStore, kind: str) -> pa.Table:
+    """A batch read of ``$audit_log`` / ``$binlog``: the data table's batch plan (its
+    incremental options too), merged keeping deletes, each row's kind in ``rowkind``
+    (read/changes.py)."""
+    read = ChangesRead(store, None, None, None, ROWKIND, True, kind)
+    return read.to_arrow(ReadBuilder(store).new_scan().plan().splits())
+
+
+class ChangesStreamReadBuilder:
+    """The StreamReadBuilder of ``$audit_log`` / ``$binlog``: the data table's stream scan,
+    read with ``rowkind`` first. A filter may name the data columns only (it is pushed to the
+    data table, as Java's AuditLogTable drops the ``rowkind`` conjuncts from its scan)."""
+
+    def __init__(self, table: SystemTable) -> None:
+        self._table = table
+        self._data = StreamReadBuilder(table._store)
+        self._projection: list[str] | None = None
+        self._predicate: Predicate | None = None
+
+    def with_projection(self, projection: list[str]) -> ChangesStreamReadBuilder:
+        unknown = [n for n in projection if n not in self._table.field_names]
+        if isinstance(projection, str | bytes) or unknown:
+            raise InvalidArgumentError(
+                f"Table '{self._table.name}': with_projection(projection) takes a list of its "
+                f"field names {self._table.field_names}, got {describe(projection)}."
+            )
+        self._projection = list(projection)
+        return self
+
+    def with_filter(self, predicate: Predicate | None) -> ChangesStreamReadBuilder:
+        self._data.with_filter(predicate)
+        self._predicate = predicate
+        return self
+
+    def with_consumer_id(self, consumer_id: str) -> ChangesStreamReadBuilder:
+        self._data.with_consumer_id(consumer_id)
+        return self
+
+    def new_predicate_builder(self) -> PredicateBuilder:
+        return self._data.new_predicate_builder()
+
+    def new_scan(self) -> StreamTableScan:
+        return self._data.new_scan()
+
+    def new_read(self) -> StreamTableRead:
+        table = self._table
+        return StreamTableRead(
+            table._store, self._projection, self._predicate, None, False, table.kind
         )
 
 
@@ -721,6 +812,13 @@ def _tag_rows(store: FileStore) -> list[tuple[Any, ...]]:
     return rows
 
 
+def _consumer_rows(store: FileStore) -> list[tuple[Any, ...]]:
+    """Java's ConsumersTable: each consumer's next snapshot, in Java's HashMap order."""
+    found = ConsumerManager(store.file_io, store.path).consumers()
+    order = java_hash_map_order({k: str(v) for k, v in found.items()})
+    return [(k, found[k]) for k in order]
+
+
 def _read_optimized(store: FileStore) -> pa.Table:
     """Java's ReadOptimizedTable: a primary-key table's top-level files alone (compacted rows,
     no merge with newer levels; with deletion vectors, their vectors applied), an append
@@ -779,6 +877,7 @@ _ROWS = {
     "partitions": _partition_rows,
     "buckets": _bucket_rows,
     "tags": _tag_rows,
+    "consumers": _consumer_rows,
     "table_indexes": _table_index_rows,
 }
 

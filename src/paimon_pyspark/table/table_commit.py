@@ -39,6 +39,8 @@ from paimon_pyspark.errors import (
     describe,
 )
 from paimon_pyspark.maintenance.expire import ExpireSnapshots
+from paimon_pyspark.maintenance.expire_changelog import ExpireChangelog
+from paimon_pyspark.read.consumer_progress import expire_consumers
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, ManifestCommittable
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
@@ -318,7 +320,9 @@ class TableCommit:
         return len(pending)
 
     def _maintain(self, latest_id: int | None) -> None:
-        """Expire snapshots after a commit (TableCommitImpl.maintain), unless ``write-only``.
+        """Expire consumers (``consumer.expiration-time``) and then snapshots after a commit
+        (TableCommitImpl.maintain), unless ``write-only``; then long-lived changelogs when the
+        table keeps them (Java's expire runnable).
 
         A failure is logged, never raised: the commit before it is already in the table.
         """
@@ -327,7 +331,10 @@ class TableCommit:
             if options.write_only:
                 return
             options.snapshot_expire_execution_mode  # noqa: B018 - validates: sync and async run here
+            expire_consumers(self.store)  # first, so an expired consumer holds no snapshot
             ExpireSnapshots(self.store).expire(latest_id=latest_id)
+            if options.changelog_lifecycle_decoupled:
+                ExpireChangelog(self.store).expire()
         except Exception:
             LOG.warning(
                 "Table '%s': snapshot expiration after the commit failed; the commit stands.",
@@ -348,7 +355,8 @@ class TableCommit:
         for m in commit_messages:
             inputs = {f.file_name for f in m.compact_increment.compact_before}
             after = [f for f in m.compact_increment.compact_after if f.file_name not in inputs]
-            for f in m.data_increment.new_files + tuple(after):
+            changelog = m.data_increment.changelog_files + m.compact_increment.changelog_files
+            for f in m.data_increment.new_files + tuple(after) + changelog:
                 path = self.data_file_path(m, f)
                 self.store.file_io.delete_quietly(path)
                 for extra in f.extra_files:  # separate file indexes (Java leaves them orphan)
@@ -396,7 +404,10 @@ class TableCommit:
         paths = [
             self.data_file_path(m, f)
             for m in messages
-            for f in m.data_increment.new_files + m.compact_increment.compact_after
+            for f in m.data_increment.new_files
+            + m.compact_increment.compact_after
+            + m.data_increment.changelog_files
+            + m.compact_increment.changelog_files
         ]
         io = self.store.file_io
         if len(paths) > 1 and io.is_object_store:

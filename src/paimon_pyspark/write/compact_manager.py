@@ -11,9 +11,11 @@ MergeTreeWriter/AppendOnlyWriter (``updateCompactResult``, ``drainIncrement``):
 
 Java runs a picked compaction on its compaction thread, and a batch ``prepareCommit`` waits for
 it; here it runs at once, in the commit's flush. So a batch commit makes exactly the picks
-Java's does: one after the flush, preceded by a full one when ``full-compaction.delta-commits``
-is set (Java's Flink sink compacts every written bucket fully at each batch commit; its core
-and Spark writers ignore the option). A primary-key bucket still holding more sorted runs than
+Java's does: one after the flush, preceded by a full one when ``full_compaction_due`` (Java's
+Flink sink: with ``full-compaction.delta-commits`` set or the ``full-compaction`` changelog
+producer, every written bucket at each batch commit and at each n-th stream commit; its core
+writer ignores the option, its Spark writer compacts fully only for a value > 0). A primary-key
+bucket still holding more sorted runs than
 ``num-sorted-run.stop-trigger`` after that pick is picked again, where Java's writer would have
 waited for compactions between its flushes.
 """
@@ -28,8 +30,9 @@ from typing import Any
 
 from paimon_pyspark.io.data_file import DataFileSettings
 from paimon_pyspark.mergetree.compact_settings import CompactSettings
-from paimon_pyspark.mergetree.compaction import compact_kv_bucket, lookup_compaction_supported
+from paimon_pyspark.mergetree.compaction import compact_kv_bucket
 from paimon_pyspark.mergetree.universal import Levels, key_order
+from paimon_pyspark.options import CoreOptions
 from paimon_pyspark.spec.binary_row import deserialize_with_arity, serialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
@@ -383,25 +386,38 @@ def dv_bases(store: FileStore, snapshot: Snapshot | None) -> dict[tuple[bytes, i
     return {(bytes(e.partition), e.bucket): e.index_file for e in entries}
 
 
+def full_compaction_due(options: CoreOptions, identifier: int | None) -> bool:
+    """Whether a commit fully compacts the buckets it wrote (Java's Flink writer:
+    StoreSinkWrite.createWriteProvider and GlobalFullCompactionSinkWrite). Only when
+    ``full-compaction.delta-commits`` is set (a negative value counts as unset) or
+    ``changelog-producer`` is ``full-compaction``: then every commit whose identifier is a
+    multiple of the value (at least 1; 1 when unset), and every batch commit (``identifier``
+    None, Java's Long.MAX_VALUE)."""
+    delta = options.full_compaction_delta_commits
+    if delta is None:
+        delta = -1
+    if delta < 0 and options.changelog_producer != "full-compaction":
+        return False
+    return identifier is None or identifier % max(delta, 1) == 0
+
+
 def compacts_on_write(store: FileStore) -> CompactSettings | None:
     """The settings a writer that owns its buckets compacts with, or None when it does not
-    (``write-only``; a table that needs lookup with a merge our lookup rewrite lacks).
-    Bucket modes without write compaction are the router's business (``compacts_at_commit``)."""
+    (``write-only``). Bucket modes without write compaction are the router's business
+    (``compacts_at_commit``)."""
     if store.options.write_only:
         return None
-    settings = CompactSettings.of(store)
-    if settings.need_lookup and not lookup_compaction_supported(store):
-        return None
-    return settings
+    return CompactSettings.of(store)
 
 
 def compact_written_buckets(
-    store: FileStore, written: Collection[tuple[bytes, int]]
+    store: FileStore, written: Collection[tuple[bytes, int]], identifier: int | None = None
 ) -> list[CommitMessage]:
     """The commit compaction of one writer, for buckets that several writers shared and just
     committed (a ``format("paimon")`` write): each bucket of ``written`` in the latest snapshot
-    gets the picks a lone writer makes at its commit. The messages hold compact increments
-    only; on failure every file written here is deleted first."""
+    gets the picks a lone writer makes at its commit (``identifier``: a stream's commit
+    identifier, None for a batch; see ``full_compaction_due``). The messages hold compact
+    increments only; on failure every file written here is deleted first."""
     settings = compacts_on_write(store)
     snapshot = store.snapshot_manager.latest()
     if settings is None or snapshot is None or not written:
@@ -414,8 +430,7 @@ def compact_written_buckets(
             files.setdefault(key, []).append(e.file)
             totals[key] = e.total_buckets
     bases = dv_bases(store, snapshot)
-    delta_commits = store.options.full_compaction_delta_commits
-    full = delta_commits is not None and delta_commits >= 0
+    full = full_compaction_due(store.options, identifier)
     messages: list[CommitMessage] = []
     try:
         for (partition, bucket), restored in files.items():

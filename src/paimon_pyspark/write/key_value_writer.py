@@ -6,6 +6,10 @@ local disk when the budget is used up, and merged per key into a level-0 sorted 
 (``mergetree/sorted_run_writer.py``) at ``prepare_commit``, or when it may not spill. Records
 travel as Arrow tables of the table columns plus ``_SEQUENCE_NUMBER`` (int64) and
 ``_VALUE_KIND`` (int8), see ``io/key_value_file.py``.
+
+With ``changelog-producer = input`` every flush also writes the buffer's records as they came,
+sorted by key and sequence but not merged, as changelog files (Java's MergeTreeWriter hands its
+changelog writer each record the write buffer's merge iterator reads).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import pyarrow as pa
 
 from paimon_pyspark.io.data_file import BucketDir
 from paimon_pyspark.io.key_value_file import KvFileSettings
-from paimon_pyspark.merge.merge_function import MergeSettings, merge
+from paimon_pyspark.merge.merge_function import MergeSettings, merge, sort_records
 from paimon_pyspark.mergetree.sorted_run_writer import SortedRunWriter
 from paimon_pyspark.mergetree.spill import SpillSettings
 from paimon_pyspark.mergetree.write_buffer import SortBuffer, WriteBufferPool
@@ -51,9 +55,16 @@ class KeyValueWriter:
         sequence_slot: tuple[int, int] = (0, 1),
         pool: WriteBufferPool | None = None,
         spill: SpillSettings | None = None,
+        changelog: KvFileSettings | None = None,
     ) -> None:
         bucket_dir = BucketDir(settings.files.file_io, bucket_path, path_factory)
         self.files = SortedRunWriter(settings, bucket_dir, 0, FILE_SOURCE_APPEND)
+        self.changelog = (
+            None
+            if changelog is None
+            else SortedRunWriter(changelog, bucket_dir, 0, FILE_SOURCE_APPEND)
+        )
+        """The input producer's changelog files (``changelog``: their settings), else None."""
         self.s = settings
         self.merge_settings = merge_settings
         self.base_seq = next_seq
@@ -120,12 +131,18 @@ class KeyValueWriter:
         self.pool.unregister(self)
         return self.files.close()
 
+    def take_changelog(self) -> list[DataFileMeta]:
+        """The changelog files flushed since the last call (after ``prepare_commit``: all)."""
+        return [] if self.changelog is None else self.changelog.close()
+
     def abort(self) -> None:
         with self._lock:
             self.pool.release(self.buffer.memory_bytes)
             self.buffer.clear()
             self.pool.unregister(self)
             self.files.abort()
+            if self.changelog is not None:
+                self.changelog.abort()
 
     def _flush(self) -> None:
         if self.buffer.empty:
@@ -133,9 +150,14 @@ class KeyValueWriter:
         keys = self.s.trimmed_primary_keys
         try:
             for records in self.buffer.sorted_slices():
+                if self.changelog is not None:
+                    records = sort_records(records, keys, self.merge_settings)
+                    self.changelog.write(records)
                 merged = merge(records, keys, self.merge_settings, drop_delete=False, buffer=True)
                 self.files.add(merged)
             self.files.end_run()
+            if self.changelog is not None:
+                self.changelog.roll()
         finally:
             self.pool.release(self.buffer.memory_bytes)
             self.buffer.clear()

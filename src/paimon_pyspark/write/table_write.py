@@ -19,8 +19,9 @@ commit waits for it: a primary-key bucket's live files plus its new level-0 file
 universal pick (``num-sorted-run.compaction-trigger``, ``compaction.max-size-amplification-
 percent``, ``compaction.size-ratio``; ForceUpLevel0Compaction for tables that need lookup, so
 no level-0 file of a first-row table outlives a commit), a fixed-bucket append bucket the
-oldest ``compaction.min.file-num`` files; with ``full-compaction.delta-commits`` a full
-compaction comes first. The bucket's message then carries both increments; FileStoreCommit
+oldest ``compaction.min.file-num`` files; with ``full-compaction.delta-commits`` or the
+``full-compaction`` changelog producer a full compaction comes first (compact_manager.py
+``full_compaction_due``). The bucket's message then carries both increments; FileStoreCommit
 commits them as an APPEND snapshot and a COMPACT snapshot. With deletion vectors the write
 keeps each bucket's vectors (restored from the snapshot it read) across its commits, and the
 compaction's lookups mark the rows it replaces (mergetree/dv_lookup.py); the bucket's new
@@ -64,6 +65,7 @@ from paimon_pyspark.io.key_value_file import KvFileSettings
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.mergetree.compact_settings import CompactSettings
 from paimon_pyspark.mergetree.record_expire import RecordLevelExpire
+from paimon_pyspark.mergetree.sorted_run_writer import changelog_settings
 from paimon_pyspark.mergetree.spill import SpillSettings
 from paimon_pyspark.mergetree.write_buffer import WriteBufferPool
 from paimon_pyspark.spec import manifest as mf
@@ -87,6 +89,7 @@ from paimon_pyspark.write.bucket_writer import BucketWriter
 from paimon_pyspark.write.compact_manager import (
     compacts_on_write,
     dv_bases,
+    full_compaction_due,
     new_write_compaction,
     restore_dv,
 )
@@ -168,6 +171,14 @@ class TableWrite:
             RecordLevelExpire.create(table)
         self.kv_settings = KvFileSettings.of(table) if self.primary_key else None
         self.merge_settings = MergeSettings.from_table(table) if self.primary_key else None
+        self.changelog_settings = (
+            changelog_settings(table)
+            if self.primary_key and o.changelog_producer == "input" and not ignore_previous_files
+            else None
+        )
+        """The input producer's changelog files, written at each key-value writer's flush. An
+        overwrite writes none: Java's writers write them and its overwrite commit drops them,
+        leaving files no snapshot lists."""
         # Java's memory pool per write: one write-buffer-size for every key-value writer
         self.buffer_pool = WriteBufferPool(o.write_buffer_size)
         self.spill_settings = SpillSettings.of(o)
@@ -189,8 +200,7 @@ class TableWrite:
         if self.router.compacts_at_commit and slot[1] == 1:
             self.compact_settings = compacts_on_write(table)
         self.compact_at_commit = self.compact_settings is not None
-        delta_commits = o.full_compaction_delta_commits
-        self.full_compaction = delta_commits is not None and delta_commits >= 0
+        self.full_compaction = full_compaction_due(o, None)
         self._live_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         self._dv_bases: dict[tuple[bytes, int], IndexFileMeta] = {}
         """Per bucket: its live deletion-vector index file in the snapshot the write restored,
@@ -241,6 +251,13 @@ class TableWrite:
                 data = data.filter(keep)
                 given = None if given is None else given[keep.to_numpy(zero_copy_only=False)]
         self._write_aligned(data, given)
+
+    def compact_bucket(self, partition: bytes, bucket: int) -> None:
+        """Compact this bucket at the next ``prepare_commit`` even if nothing is written to it
+        (Java's ``TableWrite.compact``; ``full_compaction`` says whether fully)."""
+        if self.compact_at_commit:
+            values = deserialize_with_arity(partition, self.table.partition_types)
+            self._writer(partition, values, bucket)
 
     def pin_postpone_buckets(self, known: Mapping[bytes, int]) -> None:
         """Postpone tables: route fixed-bucket writes with these partitions' bucket counts (a
@@ -348,8 +365,10 @@ class TableWrite:
         """Runs on the pool: flush one writer, compact its bucket if the table needs lookup."""
         partition, bucket = key
         total = self.router.total_buckets(partition, bucket)
+        new_files = tuple(writer.prepare_commit())
+        changelog = tuple(writer.take_changelog()) if isinstance(writer, KeyValueWriter) else ()
         message = CommitMessage(
-            partition, bucket, total, DataIncrement(tuple(writer.prepare_commit()))
+            partition, bucket, total, DataIncrement(new_files, changelog_files=changelog)
         )
         if self.index_maintainer is not None:
             index = self.index_maintainer.index_files(partition, bucket)
@@ -393,6 +412,8 @@ class TableWrite:
         inputs = {f.file_name for f in message.compact_increment.compact_before}
         written = [*message.new_files]
         written += [f for f in message.compact_increment.compact_after if f.file_name not in inputs]
+        written += message.data_increment.changelog_files
+        written += message.compact_increment.changelog_files
         values = deserialize_with_arity(message.partition, self.table.partition_types)
         rel = self.table.partition_rel_path(values)
         bucket_path = self.path_factory.bucket_path(rel, message.bucket)
@@ -609,6 +630,7 @@ class TableWrite:
                 self.sequence_slot,
                 self.buffer_pool,
                 self.spill_settings,
+                self.changelog_settings,
             )
         return AppendWriter(self.settings, bucket_path, self.path_factory, next_seq)
 
