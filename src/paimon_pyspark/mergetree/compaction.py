@@ -50,7 +50,6 @@ from paimon_pyspark.mergetree.dv_lookup import DvLookupRewriter
 from paimon_pyspark.mergetree.lookup_changelog import (
     ChangelogSettings,
     LookupRewriter,
-    open_changelog,
 )
 from paimon_pyspark.mergetree.rewriter import (
     ABOVE_LEVEL_0,
@@ -145,7 +144,7 @@ class FirstRowLookupRewriter(MergeTreeRewriter):
     ) -> CompactResult:
         files = [f for section in sections for run in section for f in run.files]
         writer = self.open(output_level) if write else None
-        changelog = open_changelog(self, output_level) if self.produce else None
+        changelog = self.open_changelog(output_level) if self.produce else None
         try:
             unit = lanes(sections)
             runs = [self._read_marked(run) for run in unit]

@@ -51,7 +51,6 @@ from paimon_pyspark.mergetree.lookup_changelog import (
     ChangelogSettings,
     changelog_of,
     key_index,
-    open_changelog,
     without_retractions,
 )
 from paimon_pyspark.mergetree.rewriter import (
@@ -213,7 +212,7 @@ class DvLookupRewriter(MergeTreeRewriter):
         above = files_above(self.levels, output_level, files)
         runs += [self._read_positioned(level, names) for level in above]
         writer = self.open(output_level) if write else None
-        changelog = open_changelog(self, output_level) if produce else None
+        changelog = self.open_changelog(output_level) if produce else None
         try:
             for pieces in merge_sorted_runs(runs, self.keys):
                 records = concat(pieces[: len(unit)])

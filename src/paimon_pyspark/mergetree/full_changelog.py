@@ -40,7 +40,6 @@ from paimon_pyspark.mergetree.lookup_changelog import (
 )
 from paimon_pyspark.mergetree.rewriter import CompactResult, MergeTreeRewriter, keys_in, lanes
 from paimon_pyspark.mergetree.sort_merge import MERGE_BATCH_ROWS, concat, merge_sorted_runs
-from paimon_pyspark.mergetree.sorted_run_writer import SortedRunWriter, open_changelog_writer
 from paimon_pyspark.mergetree.spill import SpillFile, delete_all
 from paimon_pyspark.mergetree.universal import SortedRun
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
@@ -93,7 +92,7 @@ class FullChangelogRewriter(MergeTreeRewriter):
             return super().rewrite(output_level, dropping, sections)
         files = [f for section in sections for run in section for f in run.files]
         writer = self.open(output_level)
-        changelog = self.open_changelog()
+        changelog = self.open_changelog(self.max_level)
         spilled: list[SpillFile] = []
         try:
             runs = self.read_runs(lanes(sections), spilled)
@@ -118,7 +117,7 @@ class FullChangelogRewriter(MergeTreeRewriter):
         its keys is at the top level, or the file would overlap that run and be merged)."""
         if output_level != self.max_level:
             return super().upgrade(output_level, f)
-        changelog = self.open_changelog()
+        changelog = self.open_changelog(self.max_level)
         try:
             for batch in super().read_run([f]):
                 kinds = batch.column(VALUE_KIND).to_numpy()
@@ -136,11 +135,6 @@ class FullChangelogRewriter(MergeTreeRewriter):
             top = f.level == self.max_level
             for batch in super().read_run([f]):
                 yield batch.append_column(TOP_LEVEL, pa.array(np.full(batch.num_rows, top)))
-
-    def open_changelog(self) -> SortedRunWriter:
-        return open_changelog_writer(
-            self.store, self.partition_values, self.bucket, level=self.max_level
-        )
 
     def diff(self, records: pa.Table) -> tuple[pa.Table, pa.Table]:
         """One key slice's records (marked ``TOP_LEVEL``): the merged records to keep at the

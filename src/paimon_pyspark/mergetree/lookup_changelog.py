@@ -47,10 +47,9 @@ from paimon_pyspark.mergetree.rewriter import (
     lanes,
 )
 from paimon_pyspark.mergetree.sort_merge import MERGE_BATCH_ROWS, concat, merge_sorted_runs
-from paimon_pyspark.mergetree.sorted_run_writer import SortedRunWriter, open_changelog_writer
 from paimon_pyspark.mergetree.universal import Levels, SortedRun
 from paimon_pyspark.options import CoreOptions, parse_java_bool
-from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
+from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import (
     DELETE,
     INSERT,
@@ -282,18 +281,6 @@ def _lists_equal(a: pa.Array, b: pa.Array, both: Mask) -> Mask:
 # --- the rewriter of lookup tables without deletion vectors ---------------------------------
 
 
-def open_changelog(rewriter: MergeTreeRewriter, output_level: int) -> SortedRunWriter:
-    """The changelog writer of a compaction into ``output_level`` (Java's
-    createRollingChangelogFileWriter(outputLevel))."""
-    return open_changelog_writer(
-        rewriter.store,
-        rewriter.partition_values,
-        rewriter.bucket,
-        FILE_SOURCE_COMPACT,
-        level=output_level,
-    )
-
-
 def without_retractions(merged: pa.Table) -> pa.Table:
     retract = np.isin(merged.column(VALUE_KIND).to_numpy(), RETRACTS)
     return merged.filter(pa.array(~retract)) if retract.any() else merged
@@ -370,7 +357,7 @@ class LookupRewriter(MergeTreeRewriter):
             runs += [self.read_run(level) for level in above]
         writer = self.open(output_level) if write else None
         produce = lookup and self.changelog.produce
-        changelog = open_changelog(self, output_level) if produce else None
+        changelog = self.open_changelog(output_level) if produce else None
         try:
             for pieces in merge_sorted_runs(runs, self.keys):
                 records = concat(pieces[: len(unit)])

@@ -21,7 +21,11 @@ from paimon_pyspark.io.data_file_reader import iter_kv_records
 from paimon_pyspark.merge.merge_function import MergeSettings, merge
 from paimon_pyspark.mergetree.record_expire import RecordLevelExpire
 from paimon_pyspark.mergetree.sort_merge import MERGE_BATCH_ROWS, concat, merge_sorted_runs
-from paimon_pyspark.mergetree.sorted_run_writer import SortedRunWriter, open_sorted_run
+from paimon_pyspark.mergetree.sorted_run_writer import (
+    SortedRunWriter,
+    open_changelog_writer,
+    open_sorted_run,
+)
 from paimon_pyspark.mergetree.spill import SpillFile, SpillSettings, delete_all
 from paimon_pyspark.mergetree.universal import Levels, SortedRun
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
@@ -125,6 +129,13 @@ class MergeTreeRewriter:
     def open(self, output_level: int) -> SortedRunWriter:
         return open_sorted_run(
             self.store, self.partition_values, self.bucket, output_level, FILE_SOURCE_COMPACT
+        )
+
+    def open_changelog(self, output_level: int) -> SortedRunWriter:
+        """The changelog writer of a compaction into ``output_level`` (Java's
+        createRollingChangelogFileWriter(outputLevel))."""
+        return open_changelog_writer(
+            self.store, self.partition_values, self.bucket, level=output_level
         )
 
     def delete(self, f: DataFileMeta) -> None:

@@ -85,7 +85,6 @@ def open_changelog_writer(
     store: FileStore,
     partition_values: Sequence[Any],
     bucket: int,
-    file_source: int = FILE_SOURCE_APPEND,
     level: int = 0,
 ) -> SortedRunWriter:
     """A writer of changelog files in the bucket's directory (Java's
@@ -94,10 +93,9 @@ def open_changelog_writer(
     and ``.stats-mode`` (each falling back to the table's), rolling at ``target-file-size``,
     with the table's file indexes, as Java's changelog writer shares the data writer's. The
     input producer writes at level 0; a compaction's changelog at its output level. Java writes
-    every changelog file as FileSource.APPEND, a compaction's too, so ``file_source`` is not
-    used. Records may repeat a key (each change of it, in sequence order), so they go in with
-    ``write``, never as one run per key."""
-    del file_source
+    every changelog file as FileSource.APPEND, a compaction's too. Records may repeat a key
+    (each change of it, in sequence order), so they go in with ``write``, never as one run per
+    key."""
     bucket_dir = _bucket_dir(store, partition_values, bucket)
     return SortedRunWriter(changelog_settings(store), bucket_dir, level, FILE_SOURCE_APPEND)
 
