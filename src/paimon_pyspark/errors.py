@@ -355,14 +355,20 @@ class DialectAlreadyExistError(_NamedInTableError):
 
 
 class BranchNotExistError(CatalogError):
-    def __init__(self, branch: str) -> None:
-        super().__init__(f"Branch '{branch}' does not exist.")
+    """pypaimon's BranchNotExistException; ``table`` is ours, for the message."""
+
+    def __init__(self, branch: str, table: str = "") -> None:
+        where = f"Table '{table}': b" if table else "B"
+        super().__init__(f"{where}ranch '{branch}' does not exist.")
         self.branch = branch
 
 
 class BranchAlreadyExistError(CatalogError):
-    def __init__(self, branch: str) -> None:
-        super().__init__(f"Branch '{branch}' already exists.")
+    """pypaimon's BranchAlreadyExistException; ``table`` is ours, for the message."""
+
+    def __init__(self, branch: str, table: str = "") -> None:
+        where = f"Table '{table}': b" if table else "B"
+        super().__init__(f"{where}ranch '{branch}' already exists.")
         self.branch = branch
 
 

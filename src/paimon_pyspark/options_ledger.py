@@ -77,7 +77,7 @@ data-file.external-paths.specific-fs | string | - | I | tests/integration/test_e
 data-file.external-paths.weights | string | - | I | tests/integration/test_external_paths.py
 compaction.force-rewrite-all-files | bool | false | I | tests/interop/test_options_implemented_java.py
 path | string | - | I | tests/integration/test_alter_table.py (the table's location, set by the catalog; Java's rules for changing it)
-branch | string | main | R | reads and writes go to the main branch only: unset it
+branch | string | main | I | tests/integration/test_branch_store.py
 chain-table.enabled | bool | false | R | chain tables (snapshot and delta branches) are not implemented; use Java Paimon
 scan.fallback-snapshot-branch | string | - | R | chain tables are not implemented; use Java Paimon
 scan.fallback-delta-branch | string | - | R | chain tables are not implemented; use Java Paimon

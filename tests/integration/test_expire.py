@@ -398,7 +398,7 @@ def test_expiry_failure_after_commit_does_not_fail_the_commit(
     os.makedirs(os.path.join(table.path, "consumer"))
     Path(table.path, "consumer", "consumer-bad").write_text("[]")
     assert write_commit(table, append_rows(2)) == [2]
-    assert "snapshot expiration after the commit failed" in caplog.text
+    assert "the maintenance after the commit failed" in caplog.text
     assert sort_rows(read_all(table)) == sort_rows(
         pa.concat_tables([append_rows(1), append_rows(2)])
     )

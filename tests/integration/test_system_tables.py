@@ -13,6 +13,7 @@ from tests.integration.system_table_fixtures import batch, build, write
 
 from paimon_pyspark import FileSystemCatalog, Schema
 from paimon_pyspark.errors import (
+    BranchNotExistError,
     IdentifierError,
     InvalidArgumentError,
     PredicateError,
@@ -187,8 +188,8 @@ def test_system_names_are_case_insensitive(catalog: FileSystemCatalog, pk: str) 
     [
         ("db.pk$statistics", "'statistics' is not supported"),
         ("db.pk$nothing", "'nothing' is not a system table"),
-        ("db.pk$branch_b", "branch"),
-        ("db.pk$branch_b$files", "branch"),
+        ("db.pk$branch_b$files$x", "must be '<table>\\$<system table>'"),
+        ("db.pk$branch_a/b", "path separator"),
         ("db.pk$", "must be '<table>\\$<system table>'"),
         ("db.pk$files$x", "must be '<table>\\$<system table>'"),
         ("db.$files", "empty"),
@@ -196,6 +197,12 @@ def test_system_names_are_case_insensitive(catalog: FileSystemCatalog, pk: str) 
 )
 def test_refused_names(catalog: FileSystemCatalog, pk: str, name: str, match: str) -> None:
     with pytest.raises(IdentifierError, match=match):
+        catalog.get_table(name)
+
+
+@pytest.mark.parametrize("name", ["db.pk$branch_b", "db.pk$branch_b$files"])
+def test_missing_branch_is_named(catalog: FileSystemCatalog, pk: str, name: str) -> None:
+    with pytest.raises(BranchNotExistError, match="'db.pk': branch 'b' does not exist"):
         catalog.get_table(name)
 
 

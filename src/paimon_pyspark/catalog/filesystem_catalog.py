@@ -23,6 +23,7 @@ from paimon_pyspark.catalog.identifiers import (
     is_valid_table_name,
     parse_identifier,
     parse_system_identifier,
+    parse_table_identifier,
 )
 from paimon_pyspark.catalog.partitions import (
     PagedList,
@@ -32,6 +33,7 @@ from paimon_pyspark.catalog.partitions import (
 )
 from paimon_pyspark.commit.truncate import partitions_filter
 from paimon_pyspark.errors import (
+    BranchNotExistError,
     CatalogError,
     DatabaseAlreadyExistError,
     DatabaseNotExistError,
@@ -45,6 +47,8 @@ from paimon_pyspark.errors import (
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.schema import Schema
 from paimon_pyspark.spec.table_schema import TableSchema
+from paimon_pyspark.store.branches import branch_path, is_main_branch
+from paimon_pyspark.store.file_store import BRANCH_OPTION
 from paimon_pyspark.store.managers import SchemaManager, SnapshotManager
 from paimon_pyspark.store.schema_change import SchemaChange
 from paimon_pyspark.table.file_store_table import FileStoreTable
@@ -154,8 +158,10 @@ class FileSystemCatalog:
         """The table; a ``$`` name (``'db.t$snapshots'``, Java's syntax) gives the read-only
         :class:`SystemTable` instead, at run time. Its static type stays FileStoreTable so the
         many callers that write and read data tables keep theirs; typed code that opens a
-        system table calls :meth:`get_system_table`."""
-        db, name, system = parse_system_identifier(identifier)
+        system table calls :meth:`get_system_table`. ``'db.t$branch_b'`` is the table on
+        branch ``b`` (its own snapshots, schemas and tags; Java's syntax), BranchNotExistError
+        when the table has no such branch."""
+        db, name, branch, system = parse_table_identifier(identifier)
         if system is not None:
             return cast(FileStoreTable, self.get_system_table(identifier))
         db, name, path = self._locate((db, name))
@@ -165,19 +171,32 @@ class FileSystemCatalog:
             if not self.file_io.exists(self.database_path(db)):
                 raise DatabaseNotExistError(db)
             raise TableNotExistError(full)
-        return FileStoreTable(self.file_io.with_options(schema.options), path, full, schema)
+        if branch is None or is_main_branch(branch):
+            return FileStoreTable(self.file_io.with_options(schema.options), path, full, schema)
+        branch_schema = SchemaManager(self.file_io, branch_path(path, branch)).latest()
+        if branch_schema is None:
+            raise BranchNotExistError(branch, full)
+        return FileStoreTable(
+            self.file_io.with_options(branch_schema.options),
+            path,
+            f"{full}$branch_{branch}",
+            branch_schema,
+            {BRANCH_OPTION: branch},
+        )
 
     def get_system_table(self, identifier: str | tuple[str, str]) -> SystemTable:
         """The system table ``'db.t$<name>'`` (snapshots, schemas, options, files, manifests,
-        partitions, buckets, tags: Java's names and columns); IdentifierError for another
-        name, a branch (``t$branch_b``) or a name without ``$``."""
-        db, name, system = parse_system_identifier(identifier)
+        partitions, buckets, tags: Java's names and columns), of the main branch or, as
+        ``'db.t$branch_b$<name>'``, of branch ``b``; IdentifierError for another name or a
+        name without a system table."""
+        db, name, branch, system = parse_table_identifier(identifier)
         if system is None:
             raise IdentifierError(
                 f"Table '{db}.{name}' is not a system table name; a system table is "
                 f"'{db}.{name}$<system table>', e.g. '{db}.{name}$snapshots'."
             )
-        return load_system_table(self.get_table((db, name)).store, system)
+        data = f"{db}.{name}" + (f"$branch_{branch}" if branch is not None else "")
+        return load_system_table(self.get_table(data).store, system)
 
     def alter_table(
         self,
@@ -198,16 +217,29 @@ class FileSystemCatalog:
         A refused ALTER writes nothing. Racing ALTERs all land, one schema id each, in the
         order they publish; each is checked again on top of the ones that won before it.
         A missing table (or database) raises TableNotExistError, as in Java, unless
-        ``ignore_if_not_exists``.
+        ``ignore_if_not_exists``. ``'db.t$branch_b'`` alters branch ``b``'s schema only, as
+        Java does.
         """
-        db, name, system = parse_system_identifier(identifier)
+        db, name, branch, system = parse_table_identifier(identifier)
         if system is not None:
             raise IdentifierError(
                 f"Cannot 'alterTable' for system table '{db}.{name}${system}', please use data "
                 "table."
             )
-        db, name, path = self._locate(identifier)
+        db, name, path = self._locate((db, name))
         full = f"{db}.{name}"
+        dynamic: dict[str, str] = {}
+        table_path = path
+        if branch is not None and not is_main_branch(branch):
+            if not SchemaManager(self.file_io, path).list_ids():
+                if ignore_if_not_exists:
+                    return
+                raise TableNotExistError(full)
+            path = branch_path(path, branch)
+            if not SchemaManager(self.file_io, path).list_ids():
+                raise BranchNotExistError(branch, full)
+            full = f"{full}$branch_{branch}"
+            dynamic = {BRANCH_OPTION: branch}
         if isinstance(changes, SchemaChange) or not isinstance(changes, Sequence):
             raise InvalidArgumentError(
                 f"alter_table('{full}'): changes must be a list of SchemaChange, got "
@@ -240,7 +272,7 @@ class FileSystemCatalog:
             )
             made = schema.to_table_schema(generated.id, int(time.time() * 1000), full)
             made = dataclasses.replace(made, highest_field_id=generated.highest_field_id)
-            FileStoreTable(self.file_io.with_options(made.options), path, full, made)
+            FileStoreTable(self.file_io.with_options(made.options), table_path, full, made, dynamic)
             return made
 
         manager.commit_changes(

@@ -8,7 +8,8 @@ looking and lets ``../x``, ``/abs`` or ``.`` escape, which we do not copy.
 Java's rules kept here: ``sys`` is the system database (nothing is created or dropped in it;
 its global system tables are not provided here), ``$`` in a table name marks a system table
 (``t$snapshots``) or a branch (``t$branch_b``), so no table is created with one; the catalog
-opens ``t$<system table>`` read-only (:func:`parse_system_identifier`), never a branch; an empty
+opens ``t$<system table>`` read-only and ``t$branch_b`` as the table on branch ``b``
+(:func:`parse_table_identifier`); an empty
 table name is invalid, and a name with ``:`` cannot become a Hadoop path. Names are
 case-sensitive, as in Java's filesystem catalog (``case-sensitive`` defaults to true there).
 
@@ -24,7 +25,8 @@ from __future__ import annotations
 import posixpath
 import unicodedata
 
-from paimon_pyspark.errors import IdentifierError
+from paimon_pyspark.errors import IdentifierError, InvalidArgumentError
+from paimon_pyspark.store.branches import check_branch_path_name
 
 DB_SUFFIX = ".db"
 SYSTEM_DATABASE = "sys"
@@ -113,22 +115,52 @@ def parse_system_identifier(identifier: object) -> tuple[str, str, str | None]:
     """``(database, table, system table or None)``: ``'db.t$snapshots'`` names the system
     table ``snapshots`` of ``db.t`` (Java's Identifier: the part after ``$``). The table name
     passes :func:`check_table_name`; a branch (``t$branch_b``, ``t$branch_b$files``) or an
-    empty part raises IdentifierError."""
+    empty part raises IdentifierError: callers that open branches use
+    :func:`parse_table_identifier`."""
+    db, name, branch, system = parse_table_identifier(identifier)
+    if branch is not None:
+        raise IdentifierError(
+            f"Table name '{db}.{_display(name, branch, system)}': this call takes a table or "
+            "a system table, not a branch."
+        )
+    return db, name, system
+
+
+def parse_table_identifier(identifier: object) -> tuple[str, str, str | None, str | None]:
+    """``(database, table, branch or None, system table or None)`` as Java's Identifier
+    splits ``'db.t$branch_b$files'``: ``t$branch_b`` is branch ``b`` of ``t``, ``t$files`` the
+    system table ``files`` of its main branch, ``t$branch_b$files`` that of branch ``b``. The
+    table name passes :func:`check_table_name`; a branch name passes
+    ``store/branches.check_branch_path_name``; anything else raises IdentifierError."""
     db, name = _split_identifier(identifier)
     db = check_database_name(db)
     if not isinstance(name, str) or SYSTEM_TABLE_SPLITTER not in name:
-        return db, check_table_name(db, name), None
+        return db, check_table_name(db, name), None, None
     parts = name.split(SYSTEM_TABLE_SPLITTER)
-    if any(p.startswith(BRANCH_PREFIX) for p in parts[1:]):
+    table, rest = parts[0], parts[1:]
+    branch: str | None = None
+    if rest and rest[0].startswith(BRANCH_PREFIX):
+        branch = rest[0][len(BRANCH_PREFIX) :]
+        rest = rest[1:]
+        try:
+            check_branch_path_name(branch, f"{db}.{table}")
+        except InvalidArgumentError as e:
+            raise IdentifierError(str(e)) from e
+    if len(rest) > 1 or (rest and not rest[0]) or (branch is None and not rest):
         raise IdentifierError(
-            f"Table name '{db}.{name}': '$branch_' names a branch in Java Paimon; "
-            "paimon_pyspark does not open branches."
+            f"Table name '{db}.{name}' must be '<table>$<system table>', '<table>$branch_<name>' "
+            "or '<table>$branch_<name>$<system table>', e.g. 'orders$snapshots'."
         )
-    if len(parts) != 2 or not parts[1]:
-        raise IdentifierError(
-            f"Table name '{db}.{name}' must be '<table>$<system table>', e.g. 'orders$snapshots'."
-        )
-    return db, check_table_name(db, parts[0]), parts[1]
+    return db, check_table_name(db, table), branch, (rest[0] if rest else None)
+
+
+def _display(name: str, branch: str | None, system: str | None) -> str:
+    text = name
+    if branch is not None:
+        text += f"{SYSTEM_TABLE_SPLITTER}{BRANCH_PREFIX}{branch}"
+    if system is not None:
+        text += f"{SYSTEM_TABLE_SPLITTER}{system}"
+    return text
 
 
 def _split_identifier(identifier: object) -> tuple[object, object]:

@@ -75,6 +75,7 @@ from paimon_pyspark.spec.snapshot import (
     Snapshot,
     with_identifier,
 )
+from paimon_pyspark.store import clock
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.index_io import DELETION_VECTORS_INDEX, IndexFileHandler
@@ -753,7 +754,7 @@ class FileStoreCommit:
                 commit_user=self.commit_user,
                 commit_identifier=identifier,
                 commit_kind=kind,
-                time_millis=int(time.time() * 1000),
+                time_millis=clock.now_millis(),
                 total_record_count=previous_total + added - deleted,
                 delta_record_count=added - deleted,
                 changelog_record_count=sum(e.file.row_count for e in changelog)

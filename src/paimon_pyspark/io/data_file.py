@@ -19,6 +19,7 @@ from paimon_pyspark.format.writers import FormatWriter
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.io.file_index_writer import FileIndexSettings
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
+from paimon_pyspark.store import clock
 from paimon_pyspark.store.external_paths import (
     ExternalPathProvider,
     ExternalPaths,
@@ -38,7 +39,7 @@ _EPOCH = dt.datetime(1970, 1, 1)
 
 def local_now_millis() -> int:
     """Java's LocalDateTime.now() as a TIMESTAMP(3): local wall-clock encoded as if UTC."""
-    return int((dt.datetime.now() - _EPOCH).total_seconds() * 1000)
+    return int((clock.now_local() - _EPOCH).total_seconds() * 1000)
 
 
 @dataclass(frozen=True)

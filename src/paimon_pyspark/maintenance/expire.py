@@ -40,7 +40,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -48,8 +47,7 @@ from paimon_pyspark.errors import CorruptTableError, OptionError
 from paimon_pyspark.maintenance.snapshot_deletion import DataFileCandidate, SnapshotDeletion
 from paimon_pyspark.options import JAVA_INT_MAX, CoreOptions
 from paimon_pyspark.spec.snapshot import Snapshot
-from paimon_pyspark.store.changelog_manager import ChangelogManager
-from paimon_pyspark.store.managers import ConsumerManager, TagManager
+from paimon_pyspark.store import clock
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
@@ -160,8 +158,8 @@ class ExpireSnapshots:
         self.store = store
         self.expire_config = config or ExpireConfig.from_options(store.options)
         self.snapshot_manager = store.snapshot_manager
-        self.tag_manager = TagManager(store.file_io, store.path)
-        self.consumer_manager = ConsumerManager(store.file_io, store.path)
+        self.tag_manager = store.tag_manager
+        self.consumer_manager = store.consumer_manager
 
     def config(self, config: ExpireConfig) -> ExpireSnapshots:
         self.expire_config = config
@@ -181,7 +179,7 @@ class ExpireSnapshots:
         earliest, hinted = sm.earliest_id_and_hint()
         if latest is None or earliest is None:
             return 0
-        now = int(time.time() * 1000) if now_ms is None else now_ms
+        now = clock.now_millis() if now_ms is None else now_ms
         older_than = cfg.older_than(now)
         low = max(latest - cfg.retain_max + 1, earliest)
         max_exclusive = min(latest - cfg.retain_min + 1, earliest + cfg.max_deletes)
@@ -263,7 +261,7 @@ class ExpireSnapshots:
                 )
 
         # 3. snapshot files, oldest first (each kept as its changelog first), then the hint
-        changelogs = ChangelogManager(self.store.file_io, self.store.path)
+        changelogs = self.store.changelog_manager
         for s in expiring:
             if decoupled:
                 changelogs.commit_changelog(s, s.id)

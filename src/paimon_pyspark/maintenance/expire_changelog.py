@@ -28,15 +28,13 @@ oldest first, then ``changelog/EARLIEST``, then the files: a crash leaves orphan
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING
 
 from paimon_pyspark.errors import CorruptTableError, OptionError
 from paimon_pyspark.maintenance.expire import ExpireConfig
 from paimon_pyspark.maintenance.snapshot_deletion import DataFileCandidate, SnapshotDeletion
 from paimon_pyspark.spec.snapshot import Snapshot
-from paimon_pyspark.store.changelog_manager import ChangelogManager
-from paimon_pyspark.store.managers import ConsumerManager, TagManager
+from paimon_pyspark.store import clock
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
@@ -51,9 +49,9 @@ class ExpireChangelog:
         self.store = store
         self.expire_config = config or ExpireConfig.from_options(store.options)
         self.snapshot_manager = store.snapshot_manager
-        self.changelog_manager = ChangelogManager(store.file_io, store.path)
-        self.tag_manager = TagManager(store.file_io, store.path)
-        self.consumer_manager = ConsumerManager(store.file_io, store.path)
+        self.changelog_manager = store.changelog_manager
+        self.tag_manager = store.tag_manager
+        self.consumer_manager = store.consumer_manager
 
     def expire(self, now_ms: int | None = None) -> int:
         """Expire what the config allows; returns how many ids the expired range spans
@@ -72,7 +70,7 @@ class ExpireChangelog:
         earliest_changelog = cm.earliest_long_lived_changelog_id()
         if latest_changelog is None or earliest_changelog is None:
             return 0
-        now = int(time.time() * 1000) if now_ms is None else now_ms
+        now = clock.now_millis() if now_ms is None else now_ms
         older_than = cfg.changelog_older_than(now)
         low = max(latest - retain_max + 1, earliest_changelog)
         max_exclusive = latest - retain_min + 1

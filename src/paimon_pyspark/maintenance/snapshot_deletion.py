@@ -42,7 +42,6 @@ from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_APPEND
 from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
-from paimon_pyspark.store.changelog_manager import ChangelogManager
 from paimon_pyspark.store.index_io import IndexFileHandler
 from paimon_pyspark.store.path_checks import external_io_path, is_table_path, name_problem
 from paimon_pyspark.store.paths import bucket_dir
@@ -105,7 +104,7 @@ class SnapshotDeletion:
         """Names of the data files the long-lived changelogs' delta lists ADD (what a changelog
         without a producer reads, store/changelog_manager.py), for a cleanup that must keep
         them; raises if a manifest cannot be read."""
-        changelogs = ChangelogManager(self.store.file_io, self.store.path)
+        changelogs = self.store.changelog_manager
         names: set[str] = set()
         for cid in changelogs.list_ids():
             changelog = changelogs.try_get_changelog(cid)

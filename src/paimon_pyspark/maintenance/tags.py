@@ -56,8 +56,7 @@ from paimon_pyspark.options import parse_duration_ms
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.manifest import ManifestEntry
 from paimon_pyspark.spec.snapshot import Snapshot
-from paimon_pyspark.store.changelog_manager import ChangelogManager
-from paimon_pyspark.store.managers import TAG_PREFIX, TagManager
+from paimon_pyspark.store.managers import TAG_PREFIX
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
@@ -105,7 +104,7 @@ def find_snapshot(store: FileStore, snapshot_id: int) -> Snapshot:
     """Snapshot ``snapshot_id``, or a tag's snapshot of that id if it expired (findSnapshot)."""
     snapshot = store.snapshot_manager.snapshot_if_exists(snapshot_id)
     if snapshot is None:
-        for tagged in TagManager(store.file_io, store.path).tagged_snapshots():
+        for tagged in store.tag_manager.tagged_snapshots():
             if tagged.id == snapshot_id:
                 snapshot = tagged
                 break
@@ -140,7 +139,7 @@ def create_tag(
         )
     else:
         retained_ms = _retained_ms(store, time_retained, call)
-    tags = TagManager(store.file_io, store.path)
+    tags = store.tag_manager
     if tags.tag_exists(name) or not tags.try_create(snapshot, name, retained_ms):
         if ignore_if_exists:
             return
@@ -199,7 +198,7 @@ def replace_tag(
     snapshot = _snapshot_to_tag(store, snapshot_id, call, "replace")
     name = check_tag_name(tag_name, store.name, call)
     retained_ms = _retained_ms(store, time_retained, call)
-    tags = TagManager(store.file_io, store.path)
+    tags = store.tag_manager
     if not tags.tag_exists(name):
         raise _tag_missing(store, name)
     tags.overwrite(snapshot, name, retained_ms)
@@ -216,7 +215,7 @@ def rename_tag(store: FileStore, tag_name: str, target_tag_name: str) -> None:
             )
     name = check_tag_name(tag_name, store.name, call)
     target = check_tag_name(target_tag_name, store.name, call)
-    tags = TagManager(store.file_io, store.path)
+    tags = store.tag_manager
     if not tags.tag_exists(name):
         raise _tag_missing(store, name)
     if tags.tag_exists(target) or not tags.try_rename(name, target):
@@ -229,7 +228,7 @@ def rename_tag(store: FileStore, tag_name: str, target_tag_name: str) -> None:
 def delete_tag(store: FileStore, tag_name: str) -> bool:
     """Delete tag ``tag_name``; False (and a warning) if there is none, as Java's deleteTag."""
     name = check_tag_name(tag_name, store.name, "delete_tag")
-    tags = TagManager(store.file_io, store.path)
+    tags = store.tag_manager
     tagged = tags.get(name)
     if tagged is None:
         LOG.warning("Table '%s': Tag '%s' doesn't exist.", store.name, name)
@@ -266,7 +265,7 @@ def rollback_to(store: FileStore, target: int | str) -> int:
     if snapshot is not None:
         _rollback(store, snapshot)
         return snapshot.id
-    tagged = TagManager(store.file_io, store.path).tags()
+    tagged = store.tag_manager.tags()
     for name in sorted(tagged, key=lambda n: (tagged[n].id, n)):
         if tagged[name].id == snapshot_id:
             return rollback_to_tag(store, name)
@@ -277,7 +276,7 @@ def rollback_to(store: FileStore, target: int | str) -> int:
 
 def rollback_to_tag(store: FileStore, tag_name: str) -> int:
     name = check_tag_name(tag_name, store.name, "rollback_to")
-    tagged = TagManager(store.file_io, store.path).get(name)
+    tagged = store.tag_manager.get(name)
     if tagged is None:
         raise _tag_missing(store, name)
     _rollback(store, tagged)
@@ -286,7 +285,7 @@ def rollback_to_tag(store: FileStore, tag_name: str) -> int:
 
 def _rollback(store: FileStore, target: Snapshot) -> None:
     sm = store.snapshot_manager
-    tags = TagManager(store.file_io, store.path)
+    tags = store.tag_manager
     earliest = sm.earliest_id()
     becomes_earliest = False
     if not sm.snapshot_exists(target.id):
@@ -321,7 +320,7 @@ def _rollback(store: FileStore, target: Snapshot) -> None:
 
 
 def _drop_changelogs_after(store: FileStore, snapshot_id: int) -> None:
-    changelogs = ChangelogManager(store.file_io, store.path)
+    changelogs = store.changelog_manager
     later = [i for i in changelogs.list_ids() if i > snapshot_id]
     if not later:
         return
@@ -346,7 +345,7 @@ def _clean_unused(store: FileStore, gone: list[Snapshot], kept_tags: list[Snapsh
     kept = [s for s in (sm.snapshot_if_exists(i) for i in sm.list_ids()) if s is not None]
 
     # a gone tag's id may be a long-lived changelog's, which reads the same files
-    lived = set(ChangelogManager(store.file_io, store.path).list_ids())
+    lived = set(store.changelog_manager.list_ids())
     candidates = _data_candidates(deletion, gone)
     protected = _protected_data_files(deletion, kept, kept_tags)
     if candidates is not None and protected is not None:

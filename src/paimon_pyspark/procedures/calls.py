@@ -41,7 +41,7 @@ from paimon_pyspark.procedures.tasks import (
 )
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.store.bucket_mode import BucketMode
-from paimon_pyspark.store.managers import Consumer, ConsumerManager
+from paimon_pyspark.store.managers import Consumer
 
 
 def compact(
@@ -546,7 +546,7 @@ def reset_consumer(
         raise InvalidArgumentError(f"{name}: argument 'consumer_id' is required.")
     sid = _snapshot_arg(name, "next_snapshot_id", next_snapshot_id)
     store = catalog.get_table(table).store
-    manager = ConsumerManager(store.file_io, store.path)
+    manager = store.consumer_manager
     if sid is None:
         manager.delete_consumer(cid)
         return
@@ -577,4 +577,4 @@ def clear_consumers(
     including = _text_arg(name, "including_consumers", including_consumers)
     excluding = _text_arg(name, "excluding_consumers", excluding_consumers)
     store = catalog.get_table(table).store
-    return ConsumerManager(store.file_io, store.path).clear_consumers(including, excluding)
+    return store.consumer_manager.clear_consumers(including, excluding)

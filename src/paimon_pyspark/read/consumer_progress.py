@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 def consumer_manager(store: FileStore) -> ConsumerManager:
-    return ConsumerManager(store.file_io, store.path)
+    return store.consumer_manager
 
 
 class ConsumerProgress:

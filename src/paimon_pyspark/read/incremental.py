@@ -104,7 +104,7 @@ def incremental_mode(store: FileStore) -> str | None:
     between = options.get(opts.INCREMENTAL_BETWEEN)
     if between is not None:
         start, end = _bounds(store, opts.INCREMENTAL_BETWEEN, between)
-        tags = TagManager(store.file_io, store.path)
+        tags = store.tag_manager
         if _tag(tags, start) is not None and _tag(tags, end) is not None:
             return _delta_mode(store, tag_to_snapshot=True) if _tag_to_snapshot(store) else DIFF
     mode = _scan_mode(store)
@@ -293,7 +293,7 @@ def _delta_mode(store: FileStore, tag_to_snapshot: bool = False) -> str:
 def _between(store: FileStore, text: str) -> IncrementalRange:
     key = opts.INCREMENTAL_BETWEEN
     start, end = _bounds(store, key, text)
-    tags = TagManager(store.file_io, store.path)
+    tags = store.tag_manager
     start_tag, end_tag = _tag(tags, start), _tag(tags, end)
     if start_tag is not None and end_tag is not None:
         if _tag_to_snapshot(store):

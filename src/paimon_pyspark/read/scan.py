@@ -78,7 +78,6 @@ from paimon_pyspark.store.deletion_vectors import (
 )
 from paimon_pyspark.store.external_paths import data_file_path, planned_file_path
 from paimon_pyspark.store.latest_plan import pinned_snapshot, plan_latest, plan_pinned
-from paimon_pyspark.store.managers import TagManager
 from paimon_pyspark.store.manifest_io import merge_entries
 from paimon_pyspark.store.path_checks import name_problem
 from paimon_pyspark.store.paths import bucket_dir
@@ -445,7 +444,7 @@ class TableScan:
         options.check_time_travel()
         tag = options.scan_tag_name
         if tag is not None:
-            tagged = TagManager(self.store.file_io, self.store.path).get(tag)
+            tagged = self.store.tag_manager.get(tag)
             if tagged is None:
                 raise CorruptTableError(
                     f"Table '{self.store.name}': tag '{tag}' asked for by 'scan.tag-name' does "

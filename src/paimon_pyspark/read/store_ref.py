@@ -23,7 +23,8 @@ from paimon_pyspark.errors import (
 )
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.read.predicate import CompoundPredicate, LeafPredicate, Predicate
-from paimon_pyspark.store.file_store import FileStore
+from paimon_pyspark.store.branches import branch_path, check_branch_path_name, normalize_branch
+from paimon_pyspark.store.file_store import BRANCH_OPTION, FileStore
 from paimon_pyspark.store.managers import SchemaManager
 from paimon_pyspark.types.data_types import DataField
 
@@ -77,7 +78,8 @@ def load_store(
 ) -> FileStore:
     """The store at ``uri`` with schema ``schema_id``, read from the warehouse now."""
     file_io, path = FileIO.for_uri(uri, fs_options)
-    manager = SchemaManager(file_io, path)
+    branch = normalize_branch(dynamic_options.get(BRANCH_OPTION))
+    manager = SchemaManager(file_io, branch_path(path, check_branch_path_name(branch, name)))
     if not file_io.is_file(manager.schema_path(schema_id)):
         if not manager.list_ids():
             raise TableNotExistError(name, f"Its directory {uri} holds no schema any more.")

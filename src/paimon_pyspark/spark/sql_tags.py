@@ -20,7 +20,6 @@ from pyspark.sql import DataFrame
 from paimon_pyspark.maintenance import tags
 from paimon_pyspark.sql.statements import TableName
 from paimon_pyspark.sql.tags import CreateTag, DeleteTag, RenameTag
-from paimon_pyspark.store.managers import TagManager
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
@@ -34,7 +33,7 @@ def _store(runner: Any, parts: tuple[str, ...]) -> FileStore:
 
 def create_tag(runner: Any, stmt: CreateTag) -> DataFrame:
     store = _store(runner, stmt.table)
-    exists = TagManager(store.file_io, store.path).tag_exists(stmt.tag)
+    exists = store.tag_manager.tag_exists(stmt.tag)
     if stmt.replace and exists:
         tags.replace_tag(store, stmt.tag, stmt.snapshot_id, stmt.time_retained)
     elif not (exists and stmt.if_not_exists):
@@ -53,7 +52,7 @@ def create_tag(runner: Any, stmt: CreateTag) -> DataFrame:
 def delete_tag(runner: Any, stmt: DeleteTag) -> DataFrame:
     store = _store(runner, stmt.table)
     names = [tags.check_tag_name(n, store.name, "DELETE TAG") for n in stmt.tags]
-    manager = TagManager(store.file_io, store.path)
+    manager = store.tag_manager
     for name in names:
         if stmt.if_exists and not manager.tag_exists(name):
             continue

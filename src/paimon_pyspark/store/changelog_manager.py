@@ -173,7 +173,7 @@ class ChangelogManager:
 
 
 def changelog_manager(store: FileStore) -> ChangelogManager:
-    return ChangelogManager(store.file_io, store.path)
+    return store.changelog_manager
 
 
 def snapshot_or_changelog(store: FileStore, snapshot_id: int) -> Snapshot | None:

@@ -17,18 +17,38 @@ from typing import Any
 import pyarrow as pa
 
 from paimon_pyspark import options as opts
-from paimon_pyspark.errors import OptionError, SchemaError, UnsupportedOptionError
+from paimon_pyspark.errors import (
+    BranchNotExistError,
+    OptionError,
+    SchemaError,
+    UnsupportedOptionError,
+)
 from paimon_pyspark.format.files import check_format_types
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.table_schema import TableSchema
+from paimon_pyspark.store.branches import (
+    branch_path,
+    check_branch_path_name,
+    is_main_branch,
+    normalize_branch,
+)
 from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.changelog_manager import ChangelogManager
 from paimon_pyspark.store.external_paths import ExternalPaths, external_paths_of
-from paimon_pyspark.store.managers import SchemaManager, SnapshotManager
+from paimon_pyspark.store.managers import (
+    ConsumerManager,
+    SchemaManager,
+    SnapshotManager,
+    TagManager,
+)
 from paimon_pyspark.store.manifest_io import ManifestIO
 from paimon_pyspark.store.paths import bucket_dir, partition_path, partition_value_string
 from paimon_pyspark.types.arrow import to_arrow_schema
 from paimon_pyspark.types.data_types import CharType, DataField, DataType
+
+BRANCH_OPTION = "branch"
+"""The branch a handle reads and writes (Java's CoreOptions.BRANCH); ``main`` when unset."""
 
 IMMUTABLE_OPTIONS = (
     "bucket",
@@ -71,6 +91,13 @@ class FileStore:
         opts.check_ranges(merged, name, bool(schema.primary_keys))
         self.options.check_time_travel()
         check_format_types(list(schema.fields), self.options.file_format, name)
+        self.branch = normalize_branch(self.options.get(BRANCH_OPTION))
+        if not is_main_branch(self.branch):
+            check_branch_path_name(self.branch, name)
+        self.branch_path = branch_path(path, self.branch)
+        """Where this branch keeps snapshots, schemas, tags, consumers and long-lived
+        changelogs: the table directory for ``main``, ``branch/branch-<name>`` otherwise.
+        Data files, manifests and index files are the table directory's, shared by branches."""
 
     # --- identity and schema -----------------------------------------------------------------
 
@@ -142,7 +169,21 @@ class FileStore:
                 merged.pop(key, None)
         merged.update(new)
         file_io = self.file_io.with_options(merged)
-        return FileStore(file_io, self.path, self.name, self.table_schema, merged)
+        schema = self.table_schema
+        branch = normalize_branch(new.get(BRANCH_OPTION, self.branch))
+        if branch != self.branch:
+            schema = self.branch_schema(branch)
+        return FileStore(file_io, self.path, self.name, schema, merged)
+
+    def branch_schema(self, branch: str) -> TableSchema:
+        """The latest schema of ``branch`` of this table (Java's switchToBranch reads it);
+        BranchNotExistError when the branch has none."""
+        if not is_main_branch(branch):
+            check_branch_path_name(branch, self.name)
+        latest = SchemaManager(self.file_io, branch_path(self.path, branch)).latest()
+        if latest is None:
+            raise BranchNotExistError(branch, self.name)
+        return latest
 
     def check_append_only(self, action: str) -> None:
         if self.primary_keys:
@@ -226,11 +267,23 @@ class FileStore:
 
     @cached_property
     def snapshot_manager(self) -> SnapshotManager:
-        return SnapshotManager(self.file_io, self.path)
+        return SnapshotManager(self.file_io, self.branch_path)
 
     @cached_property
     def schema_manager(self) -> SchemaManager:
-        return SchemaManager(self.file_io, self.path)
+        return SchemaManager(self.file_io, self.branch_path)
+
+    @cached_property
+    def tag_manager(self) -> TagManager:
+        return TagManager(self.file_io, self.branch_path)
+
+    @cached_property
+    def consumer_manager(self) -> ConsumerManager:
+        return ConsumerManager(self.file_io, self.branch_path)
+
+    @cached_property
+    def changelog_manager(self) -> ChangelogManager:
+        return ChangelogManager(self.file_io, self.branch_path)
 
     def bucket_path(self, partition_values: Sequence[Any], bucket: int) -> str:
         """The directory of one bucket of one partition."""

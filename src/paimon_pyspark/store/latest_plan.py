@@ -25,7 +25,6 @@ from paimon_pyspark.errors import (
     SnapshotExpiredError,
 )
 from paimon_pyspark.spec.snapshot import Snapshot
-from paimon_pyspark.store.managers import TagManager
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
@@ -120,5 +119,5 @@ def expired_under(store: FileStore, snapshot: Snapshot) -> bool:
         latest = sm.latest_id()
         if latest is None or latest <= snapshot.id:
             return False
-    tags = TagManager(store.file_io, store.path).tagged_snapshots()
+    tags = store.tag_manager.tagged_snapshots()
     return all(t.id != snapshot.id for t in tags)

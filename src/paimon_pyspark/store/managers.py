@@ -26,6 +26,7 @@ from paimon_pyspark.errors import (
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, recorded_identifiers
 from paimon_pyspark.spec.table_schema import TableSchema
+from paimon_pyspark.store import clock
 from paimon_pyspark.store.schema_change import SchemaChange, apply_changes
 
 _SNAPSHOT_RE = re.compile(r"^snapshot-(\d+)$")
@@ -361,7 +362,7 @@ class TagManager:
         """
         text = snapshot.to_json()
         if time_retained_ms is not None:
-            when = create_time or dt.datetime.now()
+            when = create_time or clock.now_local()
             stamp = [when.year, when.month, when.day, when.hour, when.minute]
             if when.second or when.microsecond:
                 stamp.append(when.second)

@@ -23,11 +23,11 @@ new type, with Java's words.
 from __future__ import annotations
 
 import dataclasses
-import time
 from typing import NoReturn
 
 from paimon_pyspark.errors import SchemaChangeError
 from paimon_pyspark.spec.table_schema import TableSchema
+from paimon_pyspark.store import clock
 from paimon_pyspark.types.casts import supports_cast
 from paimon_pyspark.types.data_types import (
     ArrayType,
@@ -76,7 +76,7 @@ def merge_schemas(
         id=current.id + 1,
         fields=merged.fields,
         highest_field_id=ids.highest,
-        time_millis=int(time.time() * 1000),
+        time_millis=clock.now_millis(),
     )
 
 

@@ -135,7 +135,7 @@ class FileStoreTable:
     @cached_property
     def snapshot_manager(self) -> TableSnapshotManager:
         """The snapshot manager; also callable, as pypaimon's ``table.snapshot_manager()``."""
-        return TableSnapshotManager(self.file_io, self.path)
+        return TableSnapshotManager(self.file_io, self.store.branch_path)
 
     @property
     def schema_manager(self) -> SchemaManager:
@@ -148,7 +148,7 @@ class FileStoreTable:
     @property
     def tag_manager(self) -> TableTagManager:
         """The tag manager; also callable, as pypaimon's ``table.tag_manager()``."""
-        return TableTagManager(self.file_io, self.path)
+        return TableTagManager(self.file_io, self.store.branch_path)
 
     def partition_rel_path(self, values: list[Any]) -> str:
         return self.store.partition_rel_path(values)

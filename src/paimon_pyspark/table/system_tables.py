@@ -58,7 +58,6 @@ from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.store.file_store import FileStore
-from paimon_pyspark.store.managers import ConsumerManager
 from paimon_pyspark.store.manifest_io import merge_entries
 from paimon_pyspark.store.paths import bucket_dir
 from paimon_pyspark.types.arrow import to_arrow_schema
@@ -814,7 +813,7 @@ def _tag_rows(store: FileStore) -> list[tuple[Any, ...]]:
 
 def _consumer_rows(store: FileStore) -> list[tuple[Any, ...]]:
     """Java's ConsumersTable: each consumer's next snapshot, in Java's HashMap order."""
-    found = ConsumerManager(store.file_io, store.path).consumers()
+    found = store.consumer_manager.consumers()
     order = java_hash_map_order({k: str(v) for k, v in found.items()})
     return [(k, found[k]) for k in order]
 

@@ -7,12 +7,13 @@ committing the same identifier twice adds no second snapshot. A TableCommit made
 overwriting builder replaces partitions (``FileStoreCommit.overwrite``) instead of appending,
 through ``commit`` (pypaimon's and Java's spelling) or ``overwrite`` (seed 004's).
 
-After every commit the table's snapshots are expired by its options, as TableCommitImpl's
-``maintain`` does (``snapshot.num-retained.min`` 10, ``snapshot.time-retained`` 1 h, ...), unless
-``write-only`` is set. Java runs a batch commit's expiry in the committing thread whatever
-``snapshot.expire.execution-mode`` says, and so do we for every commit. Java lets an expiry
-error escape from a batch commit that already succeeded; we log it and return the new
-snapshots, so a caller never retries a commit that is in the table.
+After every commit the table is maintained as TableCommitImpl's ``maintain`` does
+(maintenance/commit_maintenance.py: automatic tags, then tag, partition, consumer and snapshot
+expiry by the table's options), unless ``write-only`` is set. Java runs a batch commit's
+maintenance in the committing thread whatever ``snapshot.expire.execution-mode`` says, and so
+do we for every commit. Java lets a maintenance error escape from a batch commit that already
+succeeded; we log it and return the new snapshots, so a caller never retries a commit that is
+in the table.
 
 Messages come from outside (another process's bytes, a user's objects), so every call that
 takes them (``commit``, ``filter_and_commit``, ``abort``) first checks that they name only the
@@ -38,9 +39,7 @@ from paimon_pyspark.errors import (
     UnsafeStoreError,
     describe,
 )
-from paimon_pyspark.maintenance.expire import ExpireSnapshots
-from paimon_pyspark.maintenance.expire_changelog import ExpireChangelog
-from paimon_pyspark.read.consumer_progress import expire_consumers
+from paimon_pyspark.maintenance.commit_maintenance import maintain
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, ManifestCommittable
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
@@ -112,7 +111,7 @@ class TableCommit:
         snapshot_id = truncate(self.store, self.commit_user, filter_, BATCH_COMMIT_IDENTIFIER)
         self._committed = True
         self._notify_commit_callbacks([snapshot_id], BATCH_COMMIT_IDENTIFIER)
-        self._maintain(snapshot_id)
+        self._maintain(snapshot_id, BATCH_COMMIT_IDENTIFIER)
 
     def _notify_commit_callbacks(self, snapshot_ids: Sequence[int], identifier: int) -> None:
         if not self._commit_callbacks:
@@ -179,7 +178,7 @@ class TableCommit:
                 self.abort(commit_messages)  # refused before any publish: the files go too
                 raise
         self._committed = True
-        self._maintain(ids[-1] if ids else None)
+        self._maintain(ids[-1] if ids else None, identifier)
         return ids
 
     def overwrite(
@@ -316,28 +315,21 @@ class TableCommit:
         for identifier in pending:
             ids += self._commit(store_commit, messages_by_identifier[identifier], identifier, True)
         if pending:
-            self._maintain(ids[-1] if ids else None)
+            self._maintain(ids[-1] if ids else None, pending[-1])
         return len(pending)
 
-    def _maintain(self, latest_id: int | None) -> None:
-        """Expire consumers (``consumer.expiration-time``) and then snapshots after a commit
-        (TableCommitImpl.maintain), unless ``write-only``; then long-lived changelogs when the
-        table keeps them (Java's expire runnable).
+    def _maintain(self, latest_id: int | None, identifier: int) -> None:
+        """The table's maintenance after a commit, in Java's order
+        (maintenance/commit_maintenance.py): automatic tags, tag, partition, consumer,
+        snapshot and changelog expiry, unless ``write-only``.
 
         A failure is logged, never raised: the commit before it is already in the table.
         """
         try:
-            options = self.store.options
-            if options.write_only:
-                return
-            options.snapshot_expire_execution_mode  # noqa: B018 - validates: sync and async run here
-            expire_consumers(self.store)  # first, so an expired consumer holds no snapshot
-            ExpireSnapshots(self.store).expire(latest_id=latest_id)
-            if options.changelog_lifecycle_decoupled:
-                ExpireChangelog(self.store).expire()
+            maintain(self.store, latest_id, identifier)
         except Exception:
             LOG.warning(
-                "Table '%s': snapshot expiration after the commit failed; the commit stands.",
+                "Table '%s': the maintenance after the commit failed; the commit stands.",
                 self.store.name,
                 exc_info=True,
             )
