@@ -31,6 +31,7 @@ TARGET_FILE_SIZE = "target-file-size"
 MANIFEST_COMPRESSION = "manifest.compression"
 MANIFEST_TARGET_FILE_SIZE = "manifest.target-file-size"
 MANIFEST_MERGE_MIN_COUNT = "manifest.merge-min-count"
+MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE = "manifest.full-compaction-threshold-size"
 PARTITION_DEFAULT_NAME = "partition.default-name"
 PARTITION_LEGACY_NAME = "partition.legacy-name"
 STATS_MODE = "metadata.stats-mode"
@@ -82,6 +83,8 @@ FORCE_LOOKUP = "force-lookup"
 POSTPONE_BATCH_WRITE_FIXED_BUCKET = "postpone.batch-write-fixed-bucket"
 POSTPONE_DEFAULT_BUCKET_NUM = "postpone.default-bucket-num"
 WRITE_ONLY = "write-only"
+PARTITION_END_INPUT_TO_DONE = "partition.end-input-to-done"
+PARTITION_MARK_DONE_ACTION = "partition.mark-done-action"
 SNAPSHOT_NUM_RETAINED_MIN = "snapshot.num-retained.min"
 SNAPSHOT_NUM_RETAINED_MAX = "snapshot.num-retained.max"
 SNAPSHOT_TIME_RETAINED = "snapshot.time-retained"
@@ -268,6 +271,12 @@ class CoreOptions:
     @property
     def manifest_merge_min_count(self) -> int:
         return self._int(MANIFEST_MERGE_MIN_COUNT, 30)
+
+    @property
+    def manifest_full_compaction_threshold_size(self) -> int:
+        """At least this many bytes of small or deleting manifests and a commit rewrites them
+        all without DELETE entries (Java's ManifestFileMerger.tryFullCompaction)."""
+        return self._size(MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE, 16 * 1024 * 1024)
 
     @property
     def partition_default_name(self) -> str:
@@ -1006,6 +1015,7 @@ _RANGES: dict[str, _Range] = {
     TARGET_FILE_SIZE: _POSITIVE_SIZE,
     MANIFEST_TARGET_FILE_SIZE: _POSITIVE_SIZE,
     MANIFEST_MERGE_MIN_COUNT: _INT,
+    MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE: _POSITIVE_SIZE,
     SCAN_SNAPSHOT_ID: _LONG,
     SCAN_TIMESTAMP_MILLIS: _LONG,
     INCREMENTAL_BETWEEN_SCAN_MODE: _Range("choice", choices=("auto", "delta", "changelog", "diff")),
@@ -1041,9 +1051,31 @@ _RANGES: dict[str, _Range] = {
     CONSUMER_IGNORE_PROGRESS: _BOOL,
     SNAPSHOT_EXPIRE_LIMIT: _INT,  # 0 or less: expiry deletes nothing, as in Java
     SNAPSHOT_EXPIRE_EXECUTION_MODE: _Range("choice", choices=("sync", "async")),
+    # automatic tags (maintenance/tag_automatic.py)
+    "tag.automatic-creation": _Range(
+        "choice", choices=("none", "process-time", "watermark", "batch")
+    ),
+    "tag.creation-period": _Range("choice", choices=("daily", "hourly", "two-hours")),
+    "tag.period-formatter": _Range(
+        "choice", choices=("with_dashes", "without_dashes", "without_dashes_and_spaces")
+    ),
+    "tag.creation-delay": _DURATION,
+    "tag.creation-period-duration": _Range("duration", lambda n: n > 0, "more than 0 ms"),
+    "tag.num-retained-max": _INT,
+    "tag.default-time-retained": _DURATION,
+    "tag.time-expire-enabled": _BOOL,
+    "tag.automatic-completion": _BOOL,
+    # partition expiry (maintenance/partition_expire.py)
+    "partition.expiration-time": _DURATION,
+    "partition.expiration-check-interval": _DURATION,
+    "partition.expiration-strategy": _Range("choice", choices=("values-time", "update-time")),
+    "partition.expiration-max-num": _INT,
+    "partition.expiration-batch-size": _INT,
+    "end-input.check-partition-expire": _BOOL,
     SEQUENCE_FIELD_SORT_ORDER: _Range("choice", choices=("ascending", "descending")),
     BUCKET_FUNCTION_TYPE: _Range("choice", choices=("default", "mod", "hive")),
     ROW_TRACKING_ENABLED: _BOOL,
+    PARTITION_END_INPUT_TO_DONE: _BOOL,
     # Avro codecs both Java and fastavro write (snappy and lz4 need libraries we do not ship)
     MANIFEST_COMPRESSION: _Range(
         "choice",

@@ -106,7 +106,7 @@ variant.shredding.maxInferBufferRow | int | 4096 | R | VARIANT shredding is not 
 manifest.format | string | avro | R | manifests are written in Avro only: unset it
 manifest.compression | string | zstd | I | tests/interop/test_options_implemented_java.py
 manifest.target-file-size | memory | 8 mb | I | tests/integration/test_options_implemented.py tests/interop/test_option_ranges_java.py
-manifest.full-compaction-threshold-size | memory | 16 mb | R | the full manifest compaction threshold is Java's default (16 mb) only: unset it
+manifest.full-compaction-threshold-size | memory | 16 mb | I | tests/integration/test_file_procedures.py
 manifest.merge-min-count | int | 30 | I | tests/integration/test_options_implemented.py
 upsert-key | string | - | I | tests/integration/test_upsert_key.py
 partition.default-name | string | __DEFAULT_PARTITION__ | I | tests/integration/test_options_implemented.py
@@ -193,15 +193,15 @@ auto-create | bool | false | R | Java's catalogs refuse to create a table with i
 streaming-read-overwrite | bool | false | R | refused by stream reads only (batch reads do not read it): stream reads skip OVERWRITE snapshots
 streaming-read-append-overwrite | bool | false | R | streaming reads of overwrite snapshots' appends are not implemented; unset it
 dynamic-partition-overwrite | bool | true | I | tests/interop/test_overwrite_interop.py
-partition.expiration-strategy | string | values-time | N | read only with partition.expiration-time, which is refused
-partition.expiration-time | duration | - | R | partition expiration is not implemented; unset it and drop old partitions with drop_partitions
-partition.expiration-check-interval | duration | 1 h | N | read only with partition.expiration-time, which is refused
-partition.expiration-max-num | int | 100 | N | read only with partition.expiration-time, which is refused
-partition.expiration-batch-size | int | - | N | read only with partition.expiration-time, which is refused
-partition.timestamp-formatter | string | - | N | read only by partition expiration and partition.timestamp-format.strict (both refused) and Flink's partition mark-done
-partition.timestamp-pattern | string | - | N | read only by partition expiration and partition.timestamp-format.strict (both refused) and Flink's partition mark-done
+partition.expiration-strategy | string | values-time | I | tests/integration/test_partition_expire.py tests/interop/test_partition_expire_java.py (values-time: the time in the partition values; update-time: the newest file's creation time)
+partition.expiration-time | duration | - | I | tests/integration/test_partition_expire.py tests/interop/test_partition_expire_java.py (expired partitions dropped by one OVERWRITE snapshot after a commit, and by expire_partitions)
+partition.expiration-check-interval | duration | 1 h | I | tests/integration/test_partition_expire.py (kept per table handle, where Java keeps it per TableCommit)
+partition.expiration-max-num | int | 100 | I | tests/integration/test_partition_expire.py tests/interop/test_partition_expire_java.py
+partition.expiration-batch-size | int | - | I | tests/integration/test_partition_expire.py (one OVERWRITE snapshot per batch)
+partition.timestamp-formatter | string | - | I | tests/integration/test_partition_expire.py tests/interop/test_partition_expire_java.py (partition expiry; DateTimeFormatter letters y, u, M, d, H, m, s, S and literals)
+partition.timestamp-pattern | string | - | I | tests/integration/test_partition_expire.py tests/interop/test_partition_expire_java.py (partition expiry)
 partition.timestamp-format.strict | bool | false | R | Java refuses writes to partitions whose values do not parse as times; not implemented: unset it
-partition.end-input-to-done | bool | false | N | Flink's partition mark-done at the end of input
+partition.end-input-to-done | bool | false | I | tests/integration/test_partition_mark_done.py tests/spark/test_spark_commit_maintenance.py (a batch commit marks the partitions it wrote new files into, as Java's Spark and Flink writers do at the end of input)
 scan.plan-sort-partition | bool | false | N | orders a scan's splits by partition: the same rows are read
 primary-key | string | - | I | tests/integration/test_options_implemented.py tests/integration/test_alter_table.py
 partition | string | - | I | tests/integration/test_options_implemented.py
@@ -235,7 +235,7 @@ incremental-between-scan-mode | enum | auto | I | tests/interop/test_incremental
 incremental-between-timestamp | string | - | I | tests/interop/test_incremental_java.py
 incremental-to-auto-tag | string | - | R | needs Java's naming of automatic tags; use incremental-between with two tags
 incremental-between-tag-to-snapshot | bool | false | I | tests/interop/test_incremental_java.py
-end-input.check-partition-expire | bool | false | N | Flink's partition expiry check at the end of input (partition expiration is refused)
+end-input.check-partition-expire | bool | false | I | tests/integration/test_partition_expire.py tests/interop/test_partition_expire_java.py (every batch commit, identifier Long.MAX_VALUE, checks)
 metadata.stats-mode | string | truncate(16) | I | tests/unit/write/test_key_value_writer.py
 metadata.stats-mode.per.level | map | "" | R | one stats mode for every level: unset it and use metadata.stats-mode
 metadata.stats-dense-store | bool | true | R | value stats are stored densely, as Java's default: unset it
@@ -244,29 +244,29 @@ commit.callbacks | string | "" | R | Java classes run at commit cannot run here;
 commit.callback.#.param | string | - | R | Java classes run at commit cannot run here; use Java Paimon
 tag.callbacks | string | "" | R | Java classes run at tag creation cannot run here; use Java Paimon
 tag.callback.#.param | string | - | R | Java classes run at tag creation cannot run here; use Java Paimon
-partition.mark-done-action | string | success-file | N | Flink's partition mark-done
-partition.mark-done-action.custom.class | string | - | N | Flink's partition mark-done
-partition.mark-done-action.http.url | string | - | N | Flink's partition mark-done
-partition.mark-done-action.http.params | string | - | N | Flink's partition mark-done
+partition.mark-done-action | string | success-file | I | tests/integration/test_partition_mark_done.py tests/interop/test_mark_done_java.py (success-file; mark-event with metastore.partitioned-table is ignored by a filesystem catalog, as Java's; done-partition, mark-event without it, http-report and custom refused when a mark is asked for)
+partition.mark-done-action.custom.class | string | - | N | read only by the custom mark-done action, which is refused when a mark is asked for
+partition.mark-done-action.http.url | string | - | N | read only by the http-report mark-done action, which is refused when a mark is asked for
+partition.mark-done-action.http.params | string | - | N | read only by the http-report mark-done action, which is refused when a mark is asked for
 partition.sink-strategy | enum | none | I | tests/spark/test_spark_partition_sink_strategy.py (hash: Java's Spark writer shuffles bucket-unaware and postpone writes by partition; Flink's sink likewise)
 metastore.partitioned-table | bool | false | N | acts through a Hive catalog's metastore; the filesystem catalog has none
 metastore.tag-to-partition | string | - | N | acts through a Hive catalog's metastore; the filesystem catalog has none
 metastore.tag-to-partition.preview | enum | none | N | acts through a Hive catalog's metastore; the filesystem catalog has none
-tag.automatic-creation | enum | none | R | automatic tags are not created here; unset it and create tags with create_tag
+tag.automatic-creation | enum | none | I | tests/integration/test_tag_automatic.py tests/interop/test_tag_auto_java.py
 tag.create-success-file | bool | false | R | Java writes a success file beside every tag it creates; not implemented: unset it
-tag.creation-period | enum | daily | N | read only with tag.automatic-creation, which is refused
-tag.creation-delay | duration | 0 ms | N | read only with tag.automatic-creation, which is refused
-tag.period-formatter | enum | with_dashes | N | read only with tag.automatic-creation, which is refused
-tag.creation-period-duration | duration | - | N | read only with tag.automatic-creation, which is refused
-tag.num-retained-max | int | - | N | read only with tag.automatic-creation, which is refused
+tag.creation-period | enum | daily | I | tests/integration/test_tag_automatic.py tests/interop/test_tag_auto_java.py
+tag.creation-delay | duration | 0 ms | I | tests/integration/test_tag_automatic.py
+tag.period-formatter | enum | with_dashes | I | tests/integration/test_tag_automatic.py
+tag.creation-period-duration | duration | - | I | tests/integration/test_tag_automatic.py
+tag.num-retained-max | int | - | I | tests/integration/test_tag_automatic.py tests/interop/test_tag_auto_java.py
 tag.default-time-retained | duration | - | I | tests/integration/test_tags.py
-tag.time-expire-enabled | bool | true | R | expiry of tags by their time retained is not implemented apart; unset it
-tag.automatic-completion | bool | false | N | read only with tag.automatic-creation, which is refused
-tag.batch.customized-name | string | - | N | read only with tag.automatic-creation = batch, which is refused
+tag.time-expire-enabled | bool | true | I | tests/integration/test_tag_automatic.py
+tag.automatic-completion | bool | false | I | tests/integration/test_tag_automatic.py
+tag.batch.customized-name | string | - | I | tests/integration/test_tag_automatic.py
 snapshot.watermark-idle-timeout | duration | - | N | Flink's watermark of idle sources
 parquet.enable.dictionary | int | - | N | Parquet dictionary encoding inside Java's data files: only their bytes change (ours are never byte for byte Java's); the rows and where Java rolls its files are the same
-sink.watermark-time-zone | string | UTC | N | Flink's watermark time zone (for mark-done and watermark tags)
-sink.process-time-zone | string | - | N | Flink's processing-time zone (for mark-done and tags)
+sink.watermark-time-zone | string | UTC | I | tests/integration/test_tag_automatic.py (the zone of watermark tags; Flink's mark-done reads it too)
+sink.process-time-zone | string | - | I | tests/integration/test_tag_automatic.py (the zone of process-time and batch tags; Flink's mark-done reads it too)
 local-merge-buffer-size | memory | - | N | Flink's merge of rows before its shuffle
 cross-partition-upsert.index-ttl | duration | - | I | tests/integration/test_dynamic_bucket.py
 cross-partition-upsert.bootstrap-parallelism | int | 10 | N | parallelism of Flink's key index bootstrap
@@ -289,8 +289,8 @@ lookup-wait | bool | true | N | whether Flink's checkpoint waits for the lookup 
 lookup-compact | enum | radical | R | only radical lookup compaction is implemented; unset it
 lookup-compact.max-interval | int | - | N | read only with lookup-compact = gentle, which is refused
 file-operation.thread-num | int | - | N | threads of Java's file operations
-scan.fallback-branch | string | - | R | reads never fall back to another branch; unset it or read the branch itself
-scan.primary-branch | string | - | R | reads never fall back to another branch; unset it or read the branch itself
+scan.fallback-branch | string | - | I | tests/integration/test_fallback_branch.py tests/interop/test_fallback_branch_java.py
+scan.primary-branch | string | - | I | tests/integration/test_fallback_branch.py
 async-file-write | bool | true | N | whether Java writes files on a background thread
 manifest.delete-file-drop-stats | bool | false | R | manifest DELETE entries keep their stats; unset it
 data-file.thin-mode | bool | false | I | tests/unit/write/test_key_value_writer.py (no key columns in the file) tests/interop/test_pk_java.py (Java reads them)

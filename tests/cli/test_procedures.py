@@ -21,7 +21,8 @@ def test_every_command_has_exactly_its_procedures_arguments() -> None:
             if p not in ("runner", "catalog", "progress")
         ]
         assert [a.name for a in arguments(command.procedure)] == params, command.name
-    assert {c.procedure for c in COMMANDS} == {
+    # every registered procedure has a command: tests/integration/test_procedures_doc.py
+    assert {c.procedure for c in COMMANDS} >= {
         calls.compact,
         calls.rescale,
         calls.expire_snapshots,

@@ -91,6 +91,7 @@ def build(catalog: FileSystemCatalog, kind: str, name: str | None = None) -> str
         compact(catalog, ident)
         create_tag(catalog, ident, "only")
         _consumers(catalog, ident)
+        _branches(catalog, ident, "only")
         return ident
     options = dict(OPTIONS)
     keys: list[str] = []
@@ -122,6 +123,7 @@ def build(catalog: FileSystemCatalog, kind: str, name: str | None = None) -> str
     write(catalog, ident, batch(7))
     create_tag(catalog, ident, "retained", time_retained="1 h")
     _consumers(catalog, ident)
+    _branches(catalog, ident, "first")
     return ident
 
 
@@ -129,6 +131,12 @@ def _consumers(catalog: FileSystemCatalog, ident: str) -> None:
     """Consumers for ``$consumers`` (names whose Java HashMap order is not sorted order)."""
     for consumer_id, next_snapshot in (("job-a", 2), ("b", 1), ("stream_2", 2), ("A1", 2)):
         reset_consumer(catalog, ident, consumer_id, next_snapshot)
+
+
+def _branches(catalog: FileSystemCatalog, ident: str, tag: str) -> None:
+    """Branches for ``$branches``: one from a tag, one empty."""
+    catalog.create_branch(ident, "from_tag", tag)
+    catalog.create_branch(ident, "empty")
 
 
 def write(catalog: FileSystemCatalog, ident: str, data: pa.Table) -> None:

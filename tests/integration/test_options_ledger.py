@@ -80,8 +80,10 @@ def test_every_key_has_one_status_a_kind_and_a_note() -> None:
 
 
 def test_the_issue_keys_have_the_status_the_issue_gives_them() -> None:
-    for key in ("tag.automatic-creation", "partition.expiration-time", "scan.fallback-branch"):
-        assert ledger.LEDGER[key].status == ledger.REFUSED, key
+    for key in ("scan.fallback-branch", "scan.primary-branch"):
+        assert ledger.LEDGER[key].status == ledger.IMPLEMENTED, key
+    assert ledger.LEDGER["partition.expiration-time"].status == ledger.IMPLEMENTED
+    assert ledger.LEDGER["tag.automatic-creation"].status == ledger.IMPLEMENTED
     assert ledger.LEDGER["consumer.expiration-time"].status == ledger.IMPLEMENTED
     for key in (
         "postpone.target-row-num-per-bucket",
@@ -199,9 +201,9 @@ def test_fallback_keys_and_prefixes_have_their_keys_status() -> None:
 
 def test_refused_at_create_and_at_load_javas_default_accepted(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedOptionError) as info:
-        create(tmp_path, {"tag.automatic-creation": "process-time"})
-    assert "tag.automatic-creation" in str(info.value) and "'process-time'" in str(info.value)
-    assert "create_tag" in str(info.value)  # what to do instead
+        create(tmp_path, {"tag.create-success-file": "true"})
+    assert "tag.create-success-file" in str(info.value) and "'true'" in str(info.value)
+    assert "unset it" in str(info.value)  # what to do instead
     defaults = {
         "tag.automatic-creation": "none",
         "partition.expiration-check-interval": "60 min",
@@ -212,13 +214,13 @@ def test_refused_at_create_and_at_load_javas_default_accepted(tmp_path: Path) ->
     # a writer that honours it (Java) set it later: the load refuses it
     schema_file = Path(table.path.removeprefix("file:")) / "schema" / "schema-0"
     schema = json.loads(schema_file.read_text())
-    schema["options"]["partition.expiration-time"] = "7 d"
+    schema["options"]["partition.timestamp-format.strict"] = "true"
     schema_file.write_text(json.dumps(schema))
     catalog = CatalogFactory.create({"warehouse": str(tmp_path)})
-    with pytest.raises(UnsupportedOptionError, match="partition.expiration-time"):
+    with pytest.raises(UnsupportedOptionError, match="partition.timestamp-format.strict"):
         catalog.get_table("db.t")
-    with pytest.raises(UnsupportedOptionError, match="scan.fallback-branch"):
-        create(tmp_path, {"bucket": "1"}, "u").copy({"scan.fallback-branch": "b"})
+    with pytest.raises(UnsupportedOptionError, match="scan.fallback-snapshot-branch"):
+        create(tmp_path, {"bucket": "1"}, "u").copy({"scan.fallback-snapshot-branch": "b"})
 
 
 # --- implemented and pypaimon-only keys shown here ---------------------------------------------

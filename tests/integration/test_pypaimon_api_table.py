@@ -125,7 +125,7 @@ OURS: dict[str, str | None] = {
     "pypaimon.snapshot.snapshot.Snapshot": f"{_PP}.spec.snapshot.Snapshot",
     "pypaimon.tag.tag.Tag": None,
     "pypaimon.tag.tag_manager.TagManager": f"{_PP}.table.tag_manager.TableTagManager",
-    "pypaimon.branch.branch_manager.BranchManager": None,
+    "pypaimon.branch.branch_manager.BranchManager": f"{_PP}.table.branch_manager.BranchManager",
     "pypaimon.consumer.consumer_manager.ConsumerManager": f"{_PP}.store.managers.ConsumerManager",
     "pypaimon.consumer.consumer.Consumer": f"{_PP}.store.managers.Consumer",
     "pypaimon.changelog.changelog_manager.ChangelogManager": (

@@ -2,11 +2,11 @@
 catalog resolves the ``$`` name, ``java_oracle.read_system_table``) equal ours on every column.
 
 Rows are compared in Java's order, except where Java's order is not its own: ``$files``
-follows its scan's splits and ``$schemas`` the directory listing (ours sort by file path and
-schema id; compared sorted). The one value that differs is a tag's ``create_time``:
-Java's TIMESTAMP(3) column carries the LocalDateTime of the tag file with its microseconds,
-while ours is an Arrow ``timestamp[ms]``, what the column's precision allows; both are
-compared at milliseconds.
+follows its scan's splits, ``$schemas`` and ``$branches`` the directory listing (ours sort by
+file path, schema id and branch name; compared sorted). The one value that differs is a tag's
+``create_time``: Java's TIMESTAMP(3) column carries the LocalDateTime of the tag file with
+its microseconds, while ours is an Arrow ``timestamp[ms]``, what the column's precision
+allows; both are compared at milliseconds.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def test_rows_equal_java(
     assert theirs, f"Java's {kind}${system} is empty: the table setup did not exercise it"
     if system == "ro":  # the data table's rows: Java's order is its splits', compare as sets
         ours, theirs = sorted(ours, key=repr), sorted(theirs, key=repr)
-    if system in ("files", "schemas"):
+    if system in ("files", "schemas", "branches"):
         key = table.field_names.index(table.primary_keys[0])
         ours = sorted(ours, key=lambda r: r[key])
         theirs = sorted(theirs, key=lambda r: r[key])

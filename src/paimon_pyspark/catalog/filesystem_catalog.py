@@ -45,6 +45,7 @@ from paimon_pyspark.errors import (
     describe,
 )
 from paimon_pyspark.fs.file_io import FileIO
+from paimon_pyspark.read.fallback_read import check_other_branches
 from paimon_pyspark.schema import Schema
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store.branches import branch_path, is_main_branch
@@ -149,6 +150,7 @@ class FileSystemCatalog:
             raise CatalogError(f"Table '{full}': the 'path' option cannot be set by the user.")
         manager = SchemaManager(self.file_io, path)
         table_schema = schema.to_table_schema(0, int(time.time() * 1000), full)
+        check_other_branches(self.file_io, path, table_schema.options, full)
         if manager.list_ids() or not manager.commit_new(table_schema):
             if ignore_if_exists:
                 return
@@ -273,6 +275,7 @@ class FileSystemCatalog:
             made = schema.to_table_schema(generated.id, int(time.time() * 1000), full)
             made = dataclasses.replace(made, highest_field_id=generated.highest_field_id)
             FileStoreTable(self.file_io.with_options(made.options), table_path, full, made, dynamic)
+            check_other_branches(self.file_io, table_path, made.options, full)
             return made
 
         manager.commit_changes(
@@ -380,6 +383,33 @@ class FileSystemCatalog:
             commit.truncate_partitions(partitions)
         finally:
             commit.close()
+
+    # --- branches (pypaimon 2.1.0's calls, over table.branch_manager()) ----------------------
+
+    def create_branch(
+        self, identifier: str | tuple[str, str], branch_name: str, tag_name: str | None = None
+    ) -> None:
+        """Branch ``branch_name`` of the table, empty or from tag ``tag_name``
+        (maintenance/branches.py); BranchAlreadyExistError, TagNotExistError."""
+        self.get_table(identifier).branch_manager().create_branch(branch_name, tag_name)
+
+    def drop_branch(self, identifier: str | tuple[str, str], branch_name: str) -> None:
+        """Delete a branch's metadata; BranchNotExistError when there is none."""
+        self.get_table(identifier).branch_manager().drop_branch(branch_name)
+
+    def rename_branch(
+        self, identifier: str | tuple[str, str], from_branch: str, to_branch: str
+    ) -> None:
+        self.get_table(identifier).branch_manager().rename_branch(from_branch, to_branch)
+
+    def fast_forward(self, identifier: str | tuple[str, str], branch_name: str) -> None:
+        """Make the table's branch (main, or the ``$branch_x`` named) what ``branch_name``
+        is."""
+        self.get_table(identifier).branch_manager().fast_forward(branch_name)
+
+    def list_branches(self, identifier: str | tuple[str, str]) -> list[str]:
+        """Every branch but ``main``, sorted by name."""
+        return self.get_table(identifier).branch_manager().branches()
 
 
 class CatalogFactory:

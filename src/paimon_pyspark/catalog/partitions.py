@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from paimon_pyspark.errors import InvalidArgumentError, describe
+from paimon_pyspark.read.fallback_read import partition_sources
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.paths import partition_value_string
@@ -45,7 +46,17 @@ class PagedList(Generic[T]):
 
 
 def list_partitions(store: FileStore) -> list[Partition]:
-    """The partitions of the latest snapshot, sorted by name."""
+    """The partitions of the latest snapshot, sorted by name; with ``scan.fallback-branch`` or
+    ``scan.primary-branch``, those of both branches, as a batch read takes them
+    (read/fallback_read.py)."""
+    found: dict[str, Partition] = {}
+    for source in partition_sources(store):
+        for p in _branch_partitions(source):
+            found.setdefault(partition_name(p), p)
+    return sorted(found.values(), key=partition_name)
+
+
+def _branch_partitions(store: FileStore) -> list[Partition]:
     snapshot = store.snapshot_manager.latest()
     if snapshot is None:
         return []

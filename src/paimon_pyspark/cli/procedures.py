@@ -1,6 +1,12 @@
 """The ``CALL sys.*`` procedures as commands: ``compact``, ``rescale``, ``expire-snapshots``,
-``expire-changelogs``, ``remove-orphan-files``, ``rewrite-file-index``, ``create-tag``,
-``delete-tag``, ``rollback``, ``reset-consumer``, ``clear-consumers``.
+``expire-changelogs``, ``expire-partitions``, ``remove-orphan-files``, ``rewrite-file-index``,
+``create-tag``, ``delete-tag``, ``replace-tag``, ``rename-tag``, ``rollback``, ``rollback-to``,
+``create-tag-from-timestamp``, ``create-tag-from-watermark``, ``rollback-to-timestamp``,
+``rollback-to-watermark``, ``expire-tags``, ``trigger-tag-automatic-creation``,
+``reset-consumer``, ``clear-consumers``, ``mark-partition-done``, ``purge-files``,
+``remove-unexisting-files``, ``compact-manifest``, ``compact-database`` (which compacts in this
+process: it names no one table for the Spark job's report), ``create-branch``, ``delete-branch``,
+``rename-branch``, ``fast-forward``.
 
 Each command's flags are its procedure's own arguments (procedures/calls.py), read from the
 procedure's signature as the SQL door reads them, so a new argument needs no change here:
@@ -22,8 +28,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from paimon_pyspark.maintenance.orphan_files import OrphanFilesResult
-from paimon_pyspark.procedures import calls
+from paimon_pyspark.procedures import (
+    branch_calls,
+    calls,
+    compact_database,
+    file_calls,
+    mark_done_calls,
+    partition_calls,
+    tag_auto_calls,
+    timestamp_calls,
+)
 from paimon_pyspark.procedures.calls import RewriteFileIndexResult, RollbackResult
+from paimon_pyspark.procedures.timestamp_calls import CreateTagResult
 
 _NOT_ARGUMENTS = {"runner", "catalog", "progress"}
 
@@ -49,6 +65,12 @@ COMMANDS = (
         "expire-snapshots", calls.expire_snapshots, False, "expire old snapshots and their files"
     ),
     ProcedureCommand(
+        "expire-partitions",
+        partition_calls.expire_partitions,
+        False,
+        "drop expired partitions (one OVERWRITE snapshot)",
+    ),
+    ProcedureCommand(
         "expire-changelogs",
         calls.expire_changelogs,
         False,
@@ -69,11 +91,79 @@ COMMANDS = (
     ProcedureCommand("create-tag", calls.create_tag, False, "tag a snapshot"),
     ProcedureCommand("delete-tag", calls.delete_tag, False, "delete tags"),
     ProcedureCommand("rollback", calls.rollback, False, "roll back to a snapshot or tag"),
+    ProcedureCommand("replace-tag", calls.replace_tag, False, "point a tag at another snapshot"),
+    ProcedureCommand("rename-tag", calls.rename_tag, False, "rename a tag"),
+    ProcedureCommand(
+        "expire-tags", tag_auto_calls.expire_tags, False, "delete tags past their retention"
+    ),
+    ProcedureCommand(
+        "trigger-tag-automatic-creation",
+        tag_auto_calls.trigger_tag_automatic_creation,
+        False,
+        "create the automatic tags that are due",
+    ),
+    ProcedureCommand("rollback-to", calls.rollback_to, False, "roll back (Flink's arguments)"),
+    ProcedureCommand(
+        "create-tag-from-timestamp",
+        timestamp_calls.create_tag_from_timestamp,
+        False,
+        "tag the first snapshot committed at or after a time",
+    ),
+    ProcedureCommand(
+        "create-tag-from-watermark",
+        timestamp_calls.create_tag_from_watermark,
+        False,
+        "tag the first snapshot at or after a watermark",
+    ),
+    ProcedureCommand(
+        "rollback-to-timestamp",
+        timestamp_calls.rollback_to_timestamp,
+        False,
+        "roll back to the last snapshot committed at or before a time",
+    ),
+    ProcedureCommand(
+        "rollback-to-watermark",
+        timestamp_calls.rollback_to_watermark,
+        False,
+        "roll back to the last snapshot at or before a watermark",
+    ),
     ProcedureCommand(
         "reset-consumer", calls.reset_consumer, False, "set or delete a stream consumer"
     ),
     ProcedureCommand(
         "clear-consumers", calls.clear_consumers, False, "delete stream consumers by pattern"
+    ),
+    ProcedureCommand(
+        "purge-files", file_calls.purge_files, False, "empty a table and delete its files"
+    ),
+    ProcedureCommand(
+        "remove-unexisting-files",
+        file_calls.remove_unexisting_files,
+        True,
+        "drop missing data files from the table (a Spark job)",
+    ),
+    ProcedureCommand("compact-manifest", file_calls.compact_manifest, False, "merge the manifests"),
+    ProcedureCommand(
+        "compact-database",
+        compact_database,
+        False,
+        "compact every matching table (in this process)",
+    ),
+    ProcedureCommand(
+        "mark-partition-done",
+        mark_done_calls.mark_partition_done,
+        False,
+        "mark partitions done (a _SUCCESS file each)",
+    ),
+    ProcedureCommand(
+        "create-branch", branch_calls.create_branch, False, "create a branch, empty or from a tag"
+    ),
+    ProcedureCommand(
+        "delete-branch", branch_calls.delete_branch, False, "delete branches (comma-separated)"
+    ),
+    ProcedureCommand("rename-branch", branch_calls.rename_branch, False, "rename a branch"),
+    ProcedureCommand(
+        "fast-forward", branch_calls.fast_forward, False, "publish a branch onto main"
     ),
 )
 BY_NAME = {c.name: c for c in COMMANDS}
@@ -88,7 +178,8 @@ class Argument:
 
 def arguments(procedure: Callable[..., Any]) -> list[Argument]:
     """The procedure's SQL arguments (after the runner or catalog), in its order."""
-    hints = typing.get_type_hints(procedure)
+    # a procedure bound to the in-process runner (procedures/in_process.py) wraps its own
+    hints = typing.get_type_hints(getattr(procedure, "__wrapped__", procedure))
     out = []
     for name, p in inspect.signature(procedure).parameters.items():
         if name in _NOT_ARGUMENTS:
@@ -152,12 +243,31 @@ def result_document(command: ProcedureCommand, result: Any) -> dict[str, Any]:
         }
     if isinstance(result, RollbackResult | RewriteFileIndexResult):
         return result._asdict()
+    if isinstance(result, CreateTagResult):
+        return {
+            "tagName": result.tag_name,
+            "snapshot": result.snapshot,
+            "commit_time": result.commit_time,
+            "watermark": result.watermark,
+        }
     if command.name == "expire-snapshots":
         return {"deleted_snapshots_count": result}
     if command.name in ("compact", "rescale"):
         return {"result": True, "snapshot_id": result}
     if command.name == "expire-changelogs":
         return {"result": result}
+    if command.name == "expire-tags":
+        return {"expired_tags": result}
+    if command.name == "expire-partitions":
+        return {"expired_partitions": result}
+    if command.name == "remove-unexisting-files":
+        return {"fileName": list(result)}
+    if command.name == "compact-manifest":
+        return {"result": True, "snapshot_id": result}
+    if command.name in ("purge-files", "compact-database"):
+        return {"result": result}
     if command.name == "clear-consumers":
         return {"result": True, "cleared_consumers": result}
+    if command.name == "mark-partition-done":
+        return {"result": True, "partitions": result}
     return {"result": True}

@@ -20,7 +20,9 @@ Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotComm
               delta list = a manifest with this commit's entries (written once per commit;
                per attempt with row tracking, whose entries depend on latest)
               snapshot-<latest+1> exists already -> lost before writing anything else
-              base list  = latest's base + delta manifests, small ones merged
+              base list  = latest's base + delta manifests, merged as Java's
+               ManifestFileMerger: full past manifest.full-compaction-threshold-size, else
+               small ones (commit/manifest_merger.py)
               [index changes: index manifest = previous entries combined with them]
               [record of committed identifiers = latest's, with this user's identifier]
               latest expired meanwhile -> lost (the id after it may be free again)
@@ -51,6 +53,7 @@ from dataclasses import dataclass
 
 from paimon_pyspark.commit.chain_check import Verdict, chain_verdict
 from paimon_pyspark.commit.conflict_detection import ConflictDetection
+from paimon_pyspark.commit.manifest_merger import merge_manifests
 from paimon_pyspark.commit.overwrite import (
     Overwrite,
     PartitionFilter,
@@ -137,6 +140,8 @@ class CommitSettings:
     """The schema the table was loaded with: the commit stamps the latest one from there on."""
     row_tracking: bool = False
     """``row-tracking.enabled``: new files get row ids at commit (commit/row_tracking.py)."""
+    manifest_full_compaction_size: int = 16 * 1024 * 1024
+    """``manifest.full-compaction-threshold-size`` (commit/manifest_merger.py)."""
 
 
 class FileStoreCommit:
@@ -164,6 +169,8 @@ class FileStoreCommit:
         self.append_commit_check_conflict = False
         """Check APPEND commits for conflicts too (Java's ``appendCommitCheckConflict``)."""
         self._delta: _DeltaFiles | None = None
+        self._compacting_manifests = False
+        """Set by ``compact_manifest``: the next attempts merge every manifest they can."""
         self._list_latest = False
         """The next attempt takes the newest id by listing, not the LATEST hint: the last one
         met a snapshot off the chain (commit/chain_check.py), which a hint may name too."""
@@ -715,9 +722,7 @@ class FileStoreCommit:
             return None  # taken while this attempt read: lost before writing anything for it
         written: list[str] = []
         try:
-            merged_base, new_base_files = self.manifests.merge_small_manifests(
-                base_metas, pf, schema_id, s.manifest_target_size, s.manifest_merge_min_count
-            )
+            merged_base, new_base_files = self._merge_base(base_metas, pf, schema_id)
             written += new_base_files
             base_list, base_size = self.manifests.write_manifest_list(merged_base, pf)
             written.append(base_list)
@@ -800,6 +805,40 @@ class FileStoreCommit:
         self.manifests.delete_quietly(written)
         return None
 
+    def compact_manifest(self) -> int | None:
+        """Java's ``compactManifest``: one COMPACT snapshot whose base list is the latest
+        snapshot's manifests merged with a minimum count and a full-compaction threshold of 1
+        (every small manifest merged, every DELETE entry dropped with its ADD), its delta list
+        empty; no snapshot when the merge changes nothing or the table has none. Returns the
+        new snapshot's id, or None."""
+        self._compacting_manifests = True
+        try:
+            return self._try_commit(lambda _: [], COMPACT, BATCH_COMMIT_IDENTIFIER, False)
+        except _NothingToCompact:
+            return None
+        finally:
+            self._compacting_manifests = False
+
+    def _merge_base(
+        self, base_metas: list[mf.ManifestFileMeta], pf: PathFactory, schema_id: int
+    ) -> tuple[list[mf.ManifestFileMeta], list[str]]:
+        """The new base list from the latest snapshot's manifests (commit/manifest_merger.py),
+        with the table's thresholds, or with 1 and 1 for ``compact_manifest``."""
+        s = self.settings
+        full = self._compacting_manifests
+        merged, written = merge_manifests(
+            self.manifests,
+            base_metas,
+            pf,
+            schema_id,
+            s.manifest_target_size,
+            1 if full else s.manifest_merge_min_count,
+            1 if full else s.manifest_full_compaction_size,
+        )
+        if full and [m.file_name for m in merged] == [m.file_name for m in base_metas]:
+            raise _NothingToCompact
+        return merged, written
+
     def _delta_manifests(
         self,
         delta: list[ManifestEntry],
@@ -878,6 +917,10 @@ class _DeltaFiles:
     row_key: tuple[int, int] | None = None
 
 
+class _NothingToCompact(Exception):
+    """``compact_manifest`` found nothing to merge: no snapshot is written (as Java)."""
+
+
 class _UncertainPublish(Exception):
     """A snapshot's publish request failed after it was sent: it may or may not be in."""
 
@@ -913,6 +956,7 @@ def new_store_commit(store: FileStore, commit_user: str) -> FileStoreCommit:
         deletion_vectors=o.deletion_vectors_enabled,
         schema_id=store.table_schema.id,
         row_tracking=o.row_tracking_enabled,
+        manifest_full_compaction_size=o.manifest_full_compaction_threshold_size,
     )
     return FileStoreCommit(
         settings, commit_user, store.snapshot_manager, store.schema_manager, store.manifest_io

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paimon_pyspark.errors import CorruptTableError, OptionError
+from paimon_pyspark.maintenance.branches import branch_anchors, changelogs_of_other_branches
 from paimon_pyspark.maintenance.snapshot_deletion import DataFileCandidate, SnapshotDeletion
 from paimon_pyspark.options import JAVA_INT_MAX, CoreOptions
 from paimon_pyspark.spec.snapshot import Snapshot
@@ -221,7 +222,8 @@ class ExpireSnapshots:
         expiring = snapshots[:-1]
         end = snapshots[-1]
         begin = snapshots[0].id
-        tags = self.tag_manager.tagged_snapshots()
+        # other branches' earliest snapshots and tags keep what they read (maintenance/branches)
+        tags = self.tag_manager.tagged_snapshots() + branch_anchors(self.store)
         deletion = SnapshotDeletion(self.store)
         decoupled = self.expire_config.changelog_decoupled
         # without a producer, a decoupled changelog is the delta's level-0 (APPEND) files
@@ -242,8 +244,9 @@ class ExpireSnapshots:
                     c for c in candidates if c.file_name not in protected
                 )
                 LOG.debug("expired %d data files of snapshots [%d, %d)", deleted, begin, end.id)
+        shared = changelogs_of_other_branches(self.store, expiring) if not decoupled else set()
         for s in expiring if not decoupled else ():
-            if s.changelog_manifest_list:
+            if s.changelog_manifest_list and s.changelog_manifest_list not in shared:
                 deletion.delete_added_changelog_files(s.changelog_manifest_list)
         if self.expire_config.clean_empty_directories:
             deletion.clean_empty_directories()

@@ -31,6 +31,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from paimon_pyspark.errors import CorruptTableError, OptionError
+from paimon_pyspark.maintenance.branches import branch_anchors
 from paimon_pyspark.maintenance.expire import ExpireConfig
 from paimon_pyspark.maintenance.snapshot_deletion import DataFileCandidate, SnapshotDeletion
 from paimon_pyspark.spec.snapshot import Snapshot
@@ -138,6 +139,7 @@ class ExpireChangelog:
         """The JSON files of ``expiring``, oldest first, then their data files and metadata
         that ``kept`` (the first kept changelog and the earliest snapshot) and ``tags`` do not
         use; False, with nothing deleted, when what they use cannot be read."""
+        tags = tags + branch_anchors(self.store)  # what other branches read stays
         deletion = SnapshotDeletion(self.store)
         try:
             skip = self._manifest_skipping_set(deletion, [*tags, *kept])

@@ -51,6 +51,7 @@ from paimon_pyspark.errors import (
     TagNotExistError,
     describe,
 )
+from paimon_pyspark.maintenance.branches import branch_anchors, changelogs_of_other_branches
 from paimon_pyspark.maintenance.snapshot_deletion import DataFileCandidate, SnapshotDeletion
 from paimon_pyspark.options import parse_duration_ms
 from paimon_pyspark.spec import manifest as mf
@@ -343,6 +344,7 @@ def _clean_unused(store: FileStore, gone: list[Snapshot], kept_tags: list[Snapsh
     deletion = SnapshotDeletion(store)
     sm = store.snapshot_manager
     kept = [s for s in (sm.snapshot_if_exists(i) for i in sm.list_ids()) if s is not None]
+    kept_tags = kept_tags + branch_anchors(store)  # what other branches read stays
 
     # a gone tag's id may be a long-lived changelog's, which reads the same files
     lived = set(store.changelog_manager.list_ids())
@@ -356,9 +358,11 @@ def _clean_unused(store: FileStore, gone: list[Snapshot], kept_tags: list[Snapsh
             protected = None
     if candidates is not None and protected is not None:
         deletion.delete_data_files(c for c in candidates if c.file_name not in protected)
+    shared = changelogs_of_other_branches(store, gone)
     for s in gone:
-        if s.changelog_manifest_list and s.id not in lived:
-            deletion.delete_added_changelog_files(s.changelog_manifest_list)
+        changelog = s.changelog_manifest_list
+        if changelog and s.id not in lived and changelog not in shared:
+            deletion.delete_added_changelog_files(changelog)
     if store.options.snapshot_clean_empty_directories:
         deletion.clean_empty_directories()
 

@@ -53,11 +53,38 @@ DeleteTagProcedure, Spark's RollbackProcedure and Flink's RollbackToProcedure
     CALL sys.rollback_to(`table` => 'db.t', snapshot_id => 3)    -- Flink
     rollback_to(catalog, "db.t", snapshot_id=3)
 
+By commit time or watermark (timestamp_calls.py: Java's CreateTagFromTimestampProcedure,
+RollbackToTimestampProcedure, RollbackToWatermarkProcedure, Flink's
+CreateTagFromWatermarkProcedure), epoch milliseconds:
+
+    CALL sys.create_tag_from_timestamp(`table` => 'db.t', tag => 'd1', `timestamp` => 1700000000000)
+    create_tag_from_timestamp(catalog, "db.t", "d1", 1700000000000, "1 d")
+    CALL sys.rollback_to_timestamp(`table` => 'db.t', `timestamp` => 1700000000000)
+    rollback_to_timestamp(catalog, "db.t", 1700000000000)
+    rollback_to_watermark(catalog, "db.t", 1700000000000)
+
 ``rewrite_file_index`` mirrors RewriteFileIndexProcedure: every file's indexes rebuilt from the
 table's current ``file-index.*`` options (Flink's ``partitions`` or Spark's ``where``):
 
     CALL sys.rewrite_file_index(`table` => 'db.t', partitions => 'dt=1')
     rewrite_file_index(catalog, "db.t", where="dt >= '2024-01-01'")
+
+The branch procedures (branch_calls.py, maintenance/branches.py does the work) mirror
+CreateBranchProcedure, DeleteBranchProcedure, RenameBranchProcedure and FastForwardProcedure:
+
+    CALL sys.create_branch(`table` => 'db.t', branch => 'b', tag => 'v1')
+    create_branch(catalog, "db.t", "b", "v1")
+    delete_branch(catalog, "db.t", "b1,b2")
+    rename_branch(catalog, "db.t", "b", "c")
+    fast_forward(catalog, "db.t", "b")
+
+The file procedures (file_calls.py) mirror PurgeFilesProcedure, RemoveUnexistingFilesProcedure,
+CompactManifestProcedure and CompactDatabaseProcedure:
+
+    purge_files(catalog, "db.t")
+    remove_unexisting_files(catalog, "db.t", dry_run=True)
+    compact_manifest(catalog, "db.t")
+    compact_database(catalog, including_databases="db", excluding_tables="db.tmp_.*")
 
 Each procedure is written once (calls.py: arguments.py parses, tasks.py plans and defines the
 tasks, pipeline.py the shape) and bound here to the in-process runner (in_process.py); the Spark
@@ -66,7 +93,13 @@ twins, tasks on executors and one commit on the driver, are ``paimon_pyspark.spa
 
 from __future__ import annotations
 
-from paimon_pyspark.procedures import calls
+from paimon_pyspark.procedures import calls, file_calls
+from paimon_pyspark.procedures.branch_calls import (
+    create_branch,
+    delete_branch,
+    fast_forward,
+    rename_branch,
+)
 from paimon_pyspark.procedures.calls import (
     RewriteFileIndexResult,
     RollbackResult,
@@ -81,25 +114,52 @@ from paimon_pyspark.procedures.calls import (
     rollback,
     rollback_to,
 )
+from paimon_pyspark.procedures.file_calls import compact_manifest, purge_files
 from paimon_pyspark.procedures.in_process import in_process
+from paimon_pyspark.procedures.mark_done_calls import mark_partition_done
+from paimon_pyspark.procedures.partition_calls import expire_partitions
 from paimon_pyspark.procedures.pipeline import Progress
+from paimon_pyspark.procedures.tag_auto_calls import expire_tags, trigger_tag_automatic_creation
+from paimon_pyspark.procedures.timestamp_calls import (
+    CreateTagResult,
+    create_tag_from_timestamp,
+    create_tag_from_watermark,
+    rollback_to_timestamp,
+    rollback_to_watermark,
+)
 
 compact = in_process(calls.compact)
 rescale = in_process(calls.rescale)
 remove_orphan_files = in_process(calls.remove_orphan_files)
 rewrite_file_index = in_process(calls.rewrite_file_index)
+remove_unexisting_files = in_process(file_calls.remove_unexisting_files)
+compact_database = in_process(file_calls.compact_database)
 
 __all__ = [
+    "CreateTagResult",
     "Progress",
     "RewriteFileIndexResult",
     "RollbackResult",
     "clear_consumers",
     "compact",
+    "compact_database",
+    "compact_manifest",
+    "create_branch",
     "create_tag",
+    "create_tag_from_timestamp",
+    "create_tag_from_watermark",
+    "delete_branch",
     "delete_tag",
     "expire_changelogs",
+    "expire_partitions",
     "expire_snapshots",
+    "expire_tags",
+    "fast_forward",
+    "mark_partition_done",
+    "purge_files",
     "remove_orphan_files",
+    "remove_unexisting_files",
+    "rename_branch",
     "rename_tag",
     "replace_tag",
     "rescale",
@@ -107,4 +167,7 @@ __all__ = [
     "rewrite_file_index",
     "rollback",
     "rollback_to",
+    "rollback_to_timestamp",
+    "rollback_to_watermark",
+    "trigger_tag_automatic_creation",
 ]

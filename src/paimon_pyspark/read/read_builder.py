@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from paimon_pyspark.errors import InvalidArgumentError, PredicateError, describe
 from paimon_pyspark.read.explain import ExplainResult, explain
+from paimon_pyspark.read.fallback_read import new_table_read, new_table_scan
 from paimon_pyspark.read.nested_projection import (
     NestedTableRead,
     is_nested,
@@ -26,8 +27,13 @@ if TYPE_CHECKING:
 
 
 class ReadBuilder:
-    def __init__(self, store: FileStore) -> None:
+    def __init__(self, store: FileStore, two_branches: bool = False) -> None:
+        """``two_branches``: a user's batch read, which ``scan.fallback-branch`` or
+        ``scan.primary-branch`` spreads over two branches (read/fallback_read.py); the
+        package's own scans (DML, compaction, streams) read the handle's branch alone, as
+        Java's do."""
         self.store = store
+        self._two_branches = two_branches
         self._projection: list[str] | None = None
         self._predicate: Predicate | None = None
         self._partition_filter: Predicate | None = None
@@ -124,11 +130,17 @@ class ReadBuilder:
 
     def new_scan(self) -> TableScan:
         self.store.options.check_batch_scan_mode()
+        if self._two_branches:
+            return new_table_scan(self.store, self._filter(), self._limit)
         return TableScan(self.store, self._filter(), self._limit)
 
     def new_read(self) -> TableRead:
         projection = self._projection
-        if projection is not None and is_nested(projection, self._fields(projection)):
+        nested = projection is not None and is_nested(projection, self._fields(projection))
+        if self._two_branches:
+            return new_table_read(self.store, projection, self._filter(), self._limit, nested)
+        if nested:
+            assert projection is not None
             return NestedTableRead(self.store, projection, self._filter(), self._limit)
         return TableRead(self.store, projection, self._filter(), self._limit)
 

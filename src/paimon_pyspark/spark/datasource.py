@@ -48,6 +48,7 @@ from pyspark.sql.types import (
 )
 
 from paimon_pyspark.bucket.door_assigner import agreed_buckets
+from paimon_pyspark.catalog.identifiers import parse_table_identifier
 from paimon_pyspark.errors import (
     CatalogError,
     CorruptRecordError,
@@ -60,6 +61,12 @@ from paimon_pyspark.fs.options import fs_options
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.read import metadata_columns as meta
 from paimon_pyspark.read.changes import CHANGE_TABLES, ROWKIND, ChangesRead
+from paimon_pyspark.read.fallback_read import (
+    mark_other,
+    reading_other,
+    split_by_branch,
+    unmark_other,
+)
 from paimon_pyspark.read.metadata_columns import PER_FILE, refuse_merged
 from paimon_pyspark.read.metadata_columns import arrow_fields as metadata_arrow_fields
 from paimon_pyspark.read.metadata_columns import parse_names as parse_metadata
@@ -257,7 +264,7 @@ class PaimonDataSource(DataSource):
         the job's pinned plan gives it (bucket/door_assigner.py); a partition keeps option
         ``parallelism`` buckets open (default: the driver's cores), as Java's Spark writer has
         that many assigners, at most ``dynamic-bucket.initial-buckets``."""
-        if "$" in self.identifier:
+        if parse_table_identifier(self.identifier)[3] is not None:  # t$branch_b is written
             raise UnsupportedOperationError(
                 f"Table '{self.identifier}' is a system table, which is read-only."
             )
@@ -431,8 +438,12 @@ class PaimonReader(DataSourceReader):
         if not table.primary_keys:  # nothing to merge: any file may go to any task
             splits = [s.with_files((f,)) for s in splits for f in s.files]
         open_cost = table.options.source_split_open_file_cost
-        groups = pack_splits(splits, self.parallelism, open_cost)
-        return [InputPartition(encode_splits(group)) for group in groups]
+        current, other = split_by_branch(splits)  # scan.fallback-branch: read/fallback_read.py
+        groups = pack_splits(current, self.parallelism, open_cost)
+        out = [InputPartition(encode_splits(group)) for group in groups]
+        for group in pack_splits(other, self.parallelism, open_cost):
+            out.append(InputPartition(mark_other(encode_splits(group))))
+        return out
 
     def read(self, partition: InputPartition | None) -> Iterator[pa.RecordBatch]:
         # when we plan none, Spark reads one empty partition: pyspark 4.1 passes None for it,
@@ -448,8 +459,11 @@ class PaimonReader(DataSourceReader):
         else:
             assert loaded is not None
             rb = self._builder(loaded).with_projection(self.projection)
-            splits = decode_splits(partition.value, rb.store.partition_types)
+            payload, other = unmark_other(partition.value)
+            splits = decode_splits(payload, rb.store.partition_types)
             read = rb.new_read()
+            if other:
+                splits = reading_other(read, splits)
             if self.skip_raw:
                 read = read.leaving_out_final_files()
             if self.metadata:

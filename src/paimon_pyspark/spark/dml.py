@@ -80,6 +80,7 @@ from paimon_pyspark.errors import (
     describe,
 )
 from paimon_pyspark.read.predicate import Predicate
+from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.split_codec import decode_split, encode_split
 from paimon_pyspark.read.sql_predicate import parse_predicate
@@ -479,7 +480,7 @@ def _copy_on_write(
     table = target.table
     assert target.snapshot is not None
     pinned = table.copy({"scan.snapshot-id": str(target.snapshot.id)}, time_travel=False)
-    splits = pinned.new_read_builder().with_filter(predicate).new_scan().plan().splits()
+    splits = ReadBuilder(pinned.store).with_filter(predicate).new_scan().plan().splits()
     files = [s.with_files((f,)) for s in splits for f in s.files]
     if not files:
         return None
@@ -540,7 +541,7 @@ def _mark_deleted(
     snapshot = target.snapshot
     assert snapshot is not None
     pinned = table.copy({"scan.snapshot-id": str(snapshot.id)}, time_travel=False)
-    splits = pinned.new_read_builder().with_filter(predicate).new_scan().plan().splits()
+    splits = ReadBuilder(pinned.store).with_filter(predicate).new_scan().plan().splits()
     files = [s.with_files([f]) for s in splits for f in s.files]
     if not files:
         return None

@@ -60,6 +60,7 @@ from paimon_pyspark.errors import (
     UnsupportedOperationError,
     describe,
 )
+from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.spark import dml
 from paimon_pyspark.spark.job import WriteJob
 from paimon_pyspark.spark.schema import spark_schema
@@ -302,7 +303,7 @@ class _Merge:
             pinned = target.table.copy(
                 {"scan.snapshot-id": str(target.snapshot.id)}, time_travel=False
             )
-            splits = pinned.new_read_builder().with_filter(predicate).new_scan().plan().splits()
+            splits = ReadBuilder(pinned.store).with_filter(predicate).new_scan().plan().splits()
             files = [s.with_files([f]) for s in splits for f in s.files]
             if target.table.options.deletion_vectors_enabled:
                 store = target.table.store

@@ -46,6 +46,7 @@ from paimon_pyspark.fs.local import LocalFileIO
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.options import TIME_TRAVEL_KEYS
 from paimon_pyspark.read import metadata_columns
+from paimon_pyspark.read.fallback_read import two_branches
 from paimon_pyspark.read.kv_read import final_file, raw_convertible
 from paimon_pyspark.read.predicate import CompoundPredicate, LeafPredicate, Predicate
 from paimon_pyspark.read.scan import DataSplit
@@ -89,8 +90,9 @@ def _native_type(t: pa.DataType) -> bool:
 
 
 def eligible(table: FileStoreTable) -> bool:
-    """Whether the table's files can go to Spark's Parquet reader at all."""
-    if not isinstance(table.file_io, LocalFileIO):
+    """Whether the table's files can go to Spark's Parquet reader at all: not those of a
+    table read over two branches (read/fallback_read.py), which the Python source reads."""
+    if not isinstance(table.file_io, LocalFileIO) or two_branches(table.store) is not None:
         return False
     names = [n.lower() for n in table.field_names]
     if len(set(names)) != len(names):  # Spark matches Parquet columns case-insensitively

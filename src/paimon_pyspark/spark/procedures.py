@@ -25,10 +25,15 @@ each partition (or bucket) directory, keep those whose name is unused (a ``subtr
 set of used names is ever held in one process) and older than the cutoff; the driver reads
 snapshots that appeared meanwhile, and executors delete what is left, grouped by directory.
 ``mode='local'`` runs it on the driver instead, as the in-process procedure does.
+
+``remove_unexisting_files(spark, warehouse, table, dry_run, parallelism)`` looks the data files
+up in Spark tasks, a group of partitions each (Java's SparkRemoveUnexistingFiles), and commits
+on the driver; ``compact_database(spark, warehouse, ...)`` runs ``compact``'s job per table.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -45,7 +50,7 @@ from paimon_pyspark.maintenance.orphan_files import (
     OrphanFilesClean,
     OrphanFilesResult,
 )
-from paimon_pyspark.procedures import calls
+from paimon_pyspark.procedures import calls, file_calls
 from paimon_pyspark.procedures.pipeline import (
     In,
     ProcedurePlan,
@@ -56,9 +61,11 @@ from paimon_pyspark.procedures.pipeline import (
     bound,
     committed,
 )
+from paimon_pyspark.read.store_ref import StoreRef
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob, driver_result
 from paimon_pyspark.spark.write import commit_or_abort
 from paimon_pyspark.spec.commit_message import CommitMessage
+from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.table.file_store_table import FileStoreTable
 
 P = ParamSpec("P")
@@ -119,6 +126,19 @@ class SparkRunner(ProcedureRunner):
         say(f"ran {len(results)} Spark task(s); committing")
         ids = commit_or_abort(job, [*results, driver_result(plan.retired)])
         return committed(ids, table, say)
+
+    def missing_files(
+        self, store: FileStore, groups: list[list[str]], parallelism: int | None
+    ) -> list[str]:
+        """``remove_unexisting_files``' checks (procedures/file_calls.py): the paths of each
+        partition looked up by one of ``parallelism`` Spark tasks (Java's)."""
+        if not groups:
+            return []
+        n = parallelism or max(1, self.spark.sparkContext.defaultParallelism)
+        rdd = self.spark.sparkContext.parallelize(groups, max(1, min(n, len(groups))))
+        shipped = cast(FileStore, StoreRef.of(store))  # a task unpickles it as the store
+        check = functools.partial(file_calls.missing_paths, shipped)
+        return rdd.mapPartitions(check).collect()
 
     def clean_orphan_files(
         self, clean: OrphanFilesClean, mode: str | None, say: Progress
@@ -337,3 +357,5 @@ compact = on_spark(calls.compact)
 rescale = on_spark(calls.rescale)
 remove_orphan_files = on_spark(calls.remove_orphan_files)
 rewrite_file_index = on_spark(calls.rewrite_file_index)
+remove_unexisting_files = on_spark(file_calls.remove_unexisting_files)
+compact_database = on_spark(file_calls.compact_database)

@@ -15,6 +15,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from paimon_pyspark.catalog.identifiers import parse_table_identifier
 from paimon_pyspark.errors import InvalidArgumentError, describe
 from paimon_pyspark.spark.datasource import COLUMNS, FILTER, PARALLELISM, PaimonPySparkDataSource
 from paimon_pyspark.spark.native import native_frame
@@ -83,6 +84,6 @@ def frame(spark: SparkSession, opts: dict[str, str]) -> DataFrame:
         return spark.read.format(PaimonPySparkDataSource.name()).options(**options).load()
 
     native = None
-    if "$" not in source.identifier:
+    if parse_table_identifier(source.identifier)[3] is None:  # t$branch_b too
         native = native_frame(spark, source.table(), opts, python_frame)
     return native if native is not None else python_frame(opts)

@@ -36,6 +36,7 @@ from pyspark.sql.types import (
 from sqlglot import TokenType, exp
 
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory, FileSystemCatalog
+from paimon_pyspark.catalog.identifiers import parse_table_identifier
 from paimon_pyspark.errors import (
     CatalogError,
     DatabaseNotExistError,
@@ -50,7 +51,15 @@ from paimon_pyspark.errors import (
     describe,
 )
 from paimon_pyspark.fs.options import fs_options
-from paimon_pyspark.procedures import calls
+from paimon_pyspark.procedures import (
+    branch_calls,
+    calls,
+    file_calls,
+    mark_done_calls,
+    partition_calls,
+    tag_auto_calls,
+    timestamp_calls,
+)
 from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.schema import Schema
 from paimon_pyspark.spark import (
@@ -615,7 +624,7 @@ class _Runner:
         if isinstance(table, str) and table.strip() and "." not in table:
             kwargs["table"] = f"{self.ctx.database}.{table.strip()}"
         result = spec.run(self, kwargs)
-        return self.rows(spec.output, [result])
+        return self.rows(spec.output, result if isinstance(result, list) else [result])
 
     # queries -----------------------------------------------------------------------------
 
@@ -737,7 +746,8 @@ class _Runner:
             if condition is not None:
                 opts[FILTER] = condition
         qualifiers = {name.lower(), node.alias_or_name.lower()}
-        hidden = [] if "$" in name else sql_hidden_columns.named(tree, qualifiers)
+        system = "$" in name and parse_table_identifier(identifier)[3] is not None
+        hidden = [] if system else sql_hidden_columns.named(tree, qualifiers)
         if hidden:
             opts[METADATA_COLUMNS] = ",".join(hidden)
         return frame(self.spark, opts), hidden
@@ -846,7 +856,8 @@ class _Procedure:
 
     params: tuple[str, ...]
     output: StructType
-    run: Callable[[_Runner, dict[str, Any]], tuple[Any, ...]]
+    run: Callable[[_Runner, dict[str, Any]], tuple[Any, ...] | list[tuple[Any, ...]]]
+    """One result row, or a list of rows (expire_partitions' one row per partition)."""
 
     def bind(self, stmt: Call) -> dict[str, Any]:
         signature = SIGNATURES.get(stmt.procedure.lower()) or Signature.same(self.params)
@@ -920,6 +931,52 @@ def _clear_consumers(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]
     return (True,)
 
 
+def _purge_files(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    return (file_calls.purge_files(runner.catalog, **kwargs),)
+
+
+def _remove_unexisting_files(runner: _Runner, kwargs: dict[str, Any]) -> list[tuple[Any, ...]]:
+    found = spark_procedures.remove_unexisting_files(runner.spark, runner.catalog, **kwargs)
+    return [(p,) for p in found]
+
+
+def _compact_manifest(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    file_calls.compact_manifest(runner.catalog, **kwargs)
+    return (True,)
+
+
+def _compact_database(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    return (spark_procedures.compact_database(runner.spark, runner.catalog, **kwargs),)
+
+
+def _expire_partitions(runner: _Runner, kwargs: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [(p,) for p in partition_calls.expire_partitions(runner.catalog, **kwargs)]
+
+
+def _expire_tags(runner: _Runner, kwargs: dict[str, Any]) -> list[tuple[Any, ...]]:
+    expired = tag_auto_calls.expire_tags(runner.catalog, **kwargs)
+    return [(n,) for n in expired] or [(tag_auto_calls.NO_EXPIRED_TAGS,)]
+
+
+def _trigger_tag_automatic_creation(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    return (tag_auto_calls.trigger_tag_automatic_creation(runner.catalog, **kwargs),)
+
+
+def _branch_call(procedure: Callable[..., Any]) -> Callable[[_Runner, dict[str, Any]], Any]:
+    """A branch procedure's handler: Java's one ``result`` row, true."""
+
+    def handler(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        procedure(runner.catalog, **kwargs)
+        return (True,)
+
+    return handler
+
+
+def _mark_partition_done(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    mark_done_calls.mark_partition_done(runner.catalog, **kwargs)
+    return (True,)
+
+
 def _rollback(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(calls.rollback(runner.catalog, **kwargs))
 
@@ -928,11 +985,31 @@ def _rollback_to(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(calls.rollback_to(runner.catalog, **kwargs))
 
 
+def _row_of(
+    procedure: Callable[..., tuple[Any, ...]],
+) -> Callable[[_Runner, dict[str, Any]], tuple[Any, ...]]:
+    """The handler of a catalog procedure whose result is Java's row as a tuple."""
+
+    def run(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(procedure(runner.catalog, **kwargs))
+
+    return run
+
+
 _RESULT = StructType([StructField("result", BooleanType(), True)])
+_TEXT_RESULT = StructType([StructField("result", StringType(), True)])
 _ROLLBACK = StructType(
     [
         StructField("previous_snapshot_id", LongType(), False),
         StructField("current_snapshot_id", LongType(), False),
+    ]
+)
+_TAG_ROW = StructType(
+    [
+        StructField("tagName", StringType(), True),
+        StructField("snapshot", LongType(), True),
+        StructField("commit_time", LongType(), True),
+        StructField("watermark", StringType(), True),
     ]
 )
 _PROCEDURES = {
@@ -972,10 +1049,69 @@ _PROCEDURES = {
     "delete_tag": _Procedure(_params(calls.delete_tag), _RESULT, _delete_tag),
     "replace_tag": _Procedure(_params(calls.replace_tag), _RESULT, _replace_tag),
     "rename_tag": _Procedure(_params(calls.rename_tag), _RESULT, _rename_tag),
+    "expire_tags": _Procedure(
+        _params(tag_auto_calls.expire_tags),
+        StructType([StructField("expired_tags", StringType(), False)]),
+        _expire_tags,
+    ),
+    "trigger_tag_automatic_creation": _Procedure(
+        _params(tag_auto_calls.trigger_tag_automatic_creation),
+        _RESULT,
+        _trigger_tag_automatic_creation,
+    ),
     "rollback": _Procedure(_params(calls.rollback), _ROLLBACK, _rollback),
     "rollback_to": _Procedure(_params(calls.rollback_to), _ROLLBACK, _rollback_to),
+    "create_tag_from_timestamp": _Procedure(
+        _params(timestamp_calls.create_tag_from_timestamp),
+        _TAG_ROW,
+        _row_of(timestamp_calls.create_tag_from_timestamp),
+    ),
+    "create_tag_from_watermark": _Procedure(
+        _params(timestamp_calls.create_tag_from_watermark),
+        _TAG_ROW,
+        _row_of(timestamp_calls.create_tag_from_watermark),
+    ),
+    "rollback_to_timestamp": _Procedure(
+        _params(timestamp_calls.rollback_to_timestamp),
+        _ROLLBACK,
+        _row_of(timestamp_calls.rollback_to_timestamp),
+    ),
+    "rollback_to_watermark": _Procedure(
+        _params(timestamp_calls.rollback_to_watermark),
+        _ROLLBACK,
+        _row_of(timestamp_calls.rollback_to_watermark),
+    ),
     "reset_consumer": _Procedure(_params(calls.reset_consumer), _RESULT, _reset_consumer),
     "clear_consumers": _Procedure(_params(calls.clear_consumers), _RESULT, _clear_consumers),
+    "expire_partitions": _Procedure(
+        _params(partition_calls.expire_partitions),
+        StructType([StructField("expired_partitions", StringType(), True)]),
+        _expire_partitions,
+    ),
+    "mark_partition_done": _Procedure(
+        _params(mark_done_calls.mark_partition_done), _RESULT, _mark_partition_done
+    ),
+    **{
+        name: _Procedure(_params(f), _RESULT, _branch_call(f))
+        for name, f in (
+            ("create_branch", branch_calls.create_branch),
+            ("delete_branch", branch_calls.delete_branch),
+            ("rename_branch", branch_calls.rename_branch),
+            ("fast_forward", branch_calls.fast_forward),
+        )
+    },
+    "purge_files": _Procedure(_params(file_calls.purge_files), _TEXT_RESULT, _purge_files),
+    "remove_unexisting_files": _Procedure(
+        _params(file_calls.remove_unexisting_files),
+        StructType([StructField("fileName", StringType(), False)]),
+        _remove_unexisting_files,
+    ),
+    "compact_manifest": _Procedure(
+        _params(file_calls.compact_manifest), _RESULT, _compact_manifest
+    ),
+    "compact_database": _Procedure(
+        _params(file_calls.compact_database), _TEXT_RESULT, _compact_database
+    ),
 }
 
 _HANDLERS: dict[type[Any], Callable[[_Runner, Any], DataFrame]] = {

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StringType, StructField, StructType
 
+from paimon_pyspark.catalog.identifiers import parse_table_identifier
 from paimon_pyspark.errors import (
     DatabaseNotExistError,
     PartitionSpecError,
@@ -214,7 +215,7 @@ def _ddl_field(f: DataField, sep: str) -> str:
 
 def _table(runner: _Runner, name: TableName) -> tuple[str, FileStoreTable]:
     identifier = runner.identifier(name)
-    if "$" in name.table:
+    if "$" in name.table and parse_table_identifier(identifier)[3] is not None:
         raise UnsupportedStatementError(
             f"Table '{identifier}': DESCRIBE and SHOW of a system table are not supported by "
             "paimon_pyspark's SQL door; SELECT from it instead."

@@ -63,6 +63,7 @@ from pyspark.sql.types import StructType
 
 from paimon_pyspark import options as opts
 from paimon_pyspark.bucket.door_assigner import AgreedBuckets, agreed_buckets
+from paimon_pyspark.catalog.identifiers import parse_table_identifier
 from paimon_pyspark.commit.file_store_commit import new_store_commit
 from paimon_pyspark.compact.plan import plan_compaction, run_task, written_only
 from paimon_pyspark.errors import (
@@ -74,6 +75,7 @@ from paimon_pyspark.errors import (
 )
 from paimon_pyspark.read.changes import CHANGE_TABLES, ROWKIND, ChangesRead
 from paimon_pyspark.read.consumer_progress import ConsumerProgress
+from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.read.split_codec import decode_splits, encode_splits
 from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.read.stream_scan import starting_splits
@@ -150,7 +152,7 @@ def stream_writer(
     ``df.write.format("paimon")`` does, and refuses complete output mode. A dynamic-bucket
     primary-key table gets the batch door's agreed buckets, pinned to the latest snapshot for
     this micro-batch (bucket/door_assigner.py; ``parallelism``: the width's fallback)."""
-    if "$" in identifier:
+    if parse_table_identifier(identifier)[3] is not None:  # t$branch_b is written
         raise UnsupportedOperationError(
             f"Table '{identifier}' is a system table, which is read-only."
         )
@@ -351,8 +353,9 @@ def stream_reader(
     filter). Of Java's startup modes, ``scan.mode`` = ``latest-full`` (the default) and
     ``latest`` (only what is committed after the start) are read; the others are refused."""
     changes = None
-    if "$" in ref.identifier:
-        data_name, _, system = ref.identifier.partition("$")
+    system = parse_table_identifier(ref.identifier)[3]
+    if system is not None:
+        data_name = ref.identifier[: -len(system) - 1]  # t$branch_b$audit_log: t$branch_b
         if system.lower() not in CHANGE_TABLES:
             raise UnsupportedOperationError(
                 f"Table '{ref.identifier}': of the system tables only '$audit_log' and "
@@ -489,7 +492,7 @@ class PaimonStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         table = self._table(first, last)
         if first == NOTHING_READ:
             table = table.copy({"scan.snapshot-id": str(last)})
-        rb = table.new_read_builder()
+        rb = ReadBuilder(table.store)  # a stream reads its own branch alone, as Java's
         if self.filter is not None:
             rb = rb.with_filter(parse_predicate(self.filter, table.fields, self.ref.identifier))
         splits = rb.new_scan().plan().splits()

@@ -161,7 +161,8 @@ def bind(
 ) -> dict[str, Any]:
     """The package procedure's keyword arguments for ``CALL sys.<procedure>(...)``: positional
     arguments in the chosen engine's order, names in either engine's spelling, renamed to the
-    package's; empty strings dropped (Java's "not given"). ``table`` is required."""
+    package's; empty strings dropped (Java's "not given"). ``table`` is required where the
+    procedure has one."""
     name = f"CALL sys.{procedure}"
     engine, order = signature.order(call_args, call_kwargs, spark_quoted)
     if len(call_args) > len(order):
@@ -188,7 +189,7 @@ def bind(
         if target in out:
             raise SqlError(f"{name}: argument '{target}' is given twice (as '{key}').")
         out[target] = value
-    if "table" not in out:
+    if "table" not in out and "table" in known:  # compact_database names no table
         raise SqlError(f"{name} needs the argument 'table'.")
     return out
 
@@ -224,6 +225,17 @@ SIGNATURES: dict[str, Signature] = {
     "expire_snapshots": Signature.same(
         ("table", "retain_max", "retain_min", "older_than", "max_deletes", "options")
     ),
+    "expire_partitions": Signature.same(
+        (
+            "table",
+            "expiration_time",
+            "timestamp_formatter",
+            "timestamp_pattern",
+            "expire_strategy",
+            "max_expires",
+            "options",
+        )
+    ),
     "expire_changelogs": Signature(
         None, ("table", "retain_max", "retain_min", "older_than", "max_deletes", "delete_all")
     ),
@@ -248,8 +260,14 @@ SIGNATURES: dict[str, Signature] = {
         ("table", "tagname", "targettagname"),
     ),
     "delete_tag": Signature.same(("table", "tag")),
+    "expire_tags": Signature.same(("table", "older_than")),
+    "trigger_tag_automatic_creation": Signature.same(("table",)),
     "rollback": Signature(("table", "version", "snapshot", "tag"), None),
     "rollback_to": Signature(None, ("table", "tag", "snapshot_id")),
+    "create_tag_from_timestamp": Signature.same(("table", "tag", "timestamp", "time_retained")),
+    "create_tag_from_watermark": Signature(None, ("table", "tag", "watermark", "time_retained")),
+    "rollback_to_timestamp": Signature.same(("table", "timestamp")),
+    "rollback_to_watermark": Signature.same(("table", "watermark")),
     "reset_consumer": Signature(
         ("table", "consumerid", "nextsnapshotid"),
         ("table", "consumer_id", "next_snapshot_id"),
@@ -262,6 +280,31 @@ SIGNATURES: dict[str, Signature] = {
             "includingconsumers": "including_consumers",
             "excludingconsumers": "excluding_consumers",
         },
+    ),
+    "mark_partition_done": Signature.same(("table", "partitions")),
+    "create_branch": Signature(
+        ("table", "branch", "tag", "ignoreifexists"),
+        ("table", "branch", "tag", "ignoreifexists"),
+        renames={"ignoreifexists": "ignore_if_exists"},
+    ),
+    "delete_branch": Signature.same(("table", "branch")),
+    "rename_branch": Signature.same(("table", "from_branch", "to_branch")),
+    "fast_forward": Signature.same(("table", "branch")),
+    "purge_files": Signature.same(("table",)),
+    "remove_unexisting_files": Signature.same(("table", "dry_run", "parallelism")),
+    "compact_manifest": Signature.same(("table", "options")),
+    "compact_database": Signature(
+        ("including_databases", "including_tables", "excluding_tables", "options"),
+        (
+            "including_databases",
+            "mode",
+            "including_tables",
+            "excluding_tables",
+            "table_options",
+            "partition_idle_time",
+            "compact_strategy",
+        ),
+        renames={"table_options": "options"},
     ),
 }
 """Java 1.4.2's argument lists, Spark's and Flink's (rename_tag's Flink names are

@@ -8,7 +8,7 @@ manifests and index files stay in the table directory, shared by every branch.
 Java's rules for a new name (not ``main``, not blank, not only digits) are kept; ours add what
 keeps a branch inside its table directory (issue 14's hardening): no path separator, no ``.`` or
 ``..``, no control character, no ``$`` (it would split ``t$branch_b$files`` elsewhere), at most
-255 bytes.
+248 bytes (``branch-<name>`` is one directory name, at most 255).
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ def check_branch_path_name(branch: object, table: str) -> str:
         problem = "holds a control character"
     elif "$" in branch:
         problem = "holds '$', which separates branches and system tables in table names"
-    elif len(branch.encode("utf-8")) > 255:
-        problem = "is longer than 255 bytes"
+    elif len((BRANCH_PREFIX + branch).encode("utf-8")) > 255:
+        limit = 255 - len(BRANCH_PREFIX)
+        problem = f"is longer than {limit} bytes ('{BRANCH_PREFIX}<name>' names a directory)"
     if problem is not None:
         raise InvalidArgumentError(f"Table '{table}': branch name {branch!r} {problem}.")
     assert isinstance(branch, str)

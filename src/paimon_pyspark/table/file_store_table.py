@@ -25,6 +25,7 @@ from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.maintenance import tags
 from paimon_pyspark.merge.merge_function import check_merge_options
 from paimon_pyspark.options import TIME_TRAVEL_KEYS, CoreOptions
+from paimon_pyspark.read.incremental import earlier_or_equal
 from paimon_pyspark.read.predicate import Predicate
 from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.read.scan import TableScan
@@ -37,6 +38,7 @@ from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.managers import SchemaManager
 from paimon_pyspark.store.manifest_io import ManifestIO
 from paimon_pyspark.table.append_delete import delete_rows
+from paimon_pyspark.table.branch_manager import BranchManager
 from paimon_pyspark.table.snapshot_manager import TableSnapshotManager
 from paimon_pyspark.table.stream_builders import StreamWriteBuilder
 from paimon_pyspark.table.tag_manager import TableTagManager
@@ -150,6 +152,19 @@ class FileStoreTable:
         """The tag manager; also callable, as pypaimon's ``table.tag_manager()``."""
         return TableTagManager(self.file_io, self.store.branch_path)
 
+    def branch_manager(self) -> BranchManager:
+        """pypaimon's ``table.branch_manager()``: create, drop, rename, fast-forward and list
+        branches from this handle's branch (table/branch_manager.py)."""
+        return BranchManager(self.store)
+
+    def current_branch(self) -> str:
+        """The branch this handle reads and writes: ``main``, or ``b`` for ``db.t$branch_b``."""
+        return self.store.branch
+
+    def rename_branch(self, from_branch: str, to_branch: str) -> None:
+        """pypaimon's ``table.rename_branch``: ``branch_manager().rename_branch``."""
+        self.branch_manager().rename_branch(from_branch, to_branch)
+
     def partition_rel_path(self, values: list[Any]) -> str:
         return self.store.partition_rel_path(values)
 
@@ -217,7 +232,7 @@ class FileStoreTable:
         return fixed.new_batch_write_builder(commit_user)
 
     def new_read_builder(self) -> ReadBuilder:
-        return ReadBuilder(self.store)
+        return ReadBuilder(self.store, two_branches=True)
 
     def new_stream_write_builder(self, commit_user: str | None = None) -> StreamWriteBuilder:
         """A builder for a long-lived write committed once per checkpoint (pypaimon's and
@@ -252,7 +267,7 @@ class FileStoreTable:
                 f"Table '{self.name}': delete needs a primary key or, on an append table, "
                 "'deletion-vectors.enabled' = 'true'; this table has neither."
             )
-        rb = self.new_read_builder().with_filter(predicate)
+        rb = ReadBuilder(self.store).with_filter(predicate)
         rows = rb.new_read().to_arrow(rb.new_scan().plan().splits())
         if rows.num_rows == 0:
             return 0
@@ -298,6 +313,29 @@ class FileStoreTable:
         (maintenance/tags.py). A tag whose snapshot expired becomes a snapshot again.
         """
         tags.rollback_to(self.store, target)
+
+    def rollback_to_timestamp(self, timestamp_millis: int) -> None:
+        """Roll back to the latest snapshot committed at or before ``timestamp_millis``
+        (pypaimon's call, Java's RollbackToTimestampProcedure); none raises
+        InvalidArgumentError."""
+        found = earlier_or_equal(self.store.snapshot_manager, timestamp_millis)
+        if found is None:
+            raise InvalidArgumentError(
+                f"Table '{self.name}': no snapshot committed at or before {timestamp_millis}."
+            )
+        tags.rollback_to(self.store, found.id)
+
+    def rename_tag(self, old_name: str, new_name: str) -> None:
+        """Rename a tag (pypaimon's call, Java's renameTag): a missing tag or an existing
+        target raises."""
+        tags.rename_tag(self.store, old_name, new_name)
+
+    def replace_tag(
+        self, tag_name: str, snapshot_id: int | None = None, time_retained: str | None = None
+    ) -> None:
+        """Point the existing tag ``tag_name`` at ``snapshot_id`` (the latest if None), with
+        ``time_retained`` (pypaimon's call, Java's replaceTag)."""
+        tags.replace_tag(self.store, tag_name, snapshot_id, time_retained)
 
 
 def _with_snapshot_schema(store: FileStore) -> FileStore:

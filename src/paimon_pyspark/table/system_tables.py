@@ -44,7 +44,9 @@ from paimon_pyspark.errors import (
     UnsupportedOperationError,
     describe,
 )
+from paimon_pyspark.maintenance import branches
 from paimon_pyspark.read.changes import AUDIT_LOG, CHANGE_TABLES, ROWKIND, ChangesRead
+from paimon_pyspark.read.fallback_read import partition_sources
 from paimon_pyspark.read.predicate import Predicate, PredicateBuilder, check_fields
 from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.read.stream_scan import StreamReadBuilder, StreamTableRead, StreamTableScan
@@ -56,6 +58,7 @@ from paimon_pyspark.spec.java_hashmap import JavaHashMap
 from paimon_pyspark.spec.manifest import ManifestEntry, ManifestFileMeta
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.table_schema import TableSchema
+from paimon_pyspark.store.branches import branch_path
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.manifest_io import merge_entries
@@ -175,6 +178,7 @@ TAGS_FIELDS = _fields(
     ("time_retained", STRING(), True),
 )
 CONSUMERS_FIELDS = _fields(("consumer_id", STRING(), False), ("next_snapshot_id", BIGINT(), False))
+BRANCHES_FIELDS = _fields(("branch_name", STRING(), False), ("create_time", _TS3, False))
 DV_RANGE_TYPE = RowType(
     fields=_fields(
         ("f0", STRING(), False),
@@ -204,6 +208,7 @@ _TABLES: dict[str, tuple[tuple[DataField, ...], tuple[str, ...]]] = {
     "buckets": (BUCKETS_FIELDS, ("partition", "bucket")),
     "tags": (TAGS_FIELDS, ("tag_name",)),
     "consumers": (CONSUMERS_FIELDS, ("consumer_id",)),
+    "branches": (BRANCHES_FIELDS, ("branch_name",)),
     "table_indexes": (TABLE_INDEXES_FIELDS, ("partition", "bucket", "index_type", "file_name")),
 }
 _ROWKIND_ID = 2**31 - 1 - 4
@@ -215,7 +220,6 @@ SYSTEM_TABLES = (*_TABLES, READ_OPTIMIZED, *CHANGE_TABLES)
 
 JAVA_ONLY_SYSTEM_TABLES = (
     "file_key_ranges",
-    "branches",
     "aggregation_fields",
     "statistics",
     "row_tracking",
@@ -737,6 +741,15 @@ def _totals(
 
 
 def _partition_rows(store: FileStore) -> list[tuple[Any, ...]]:
+    """Those of every branch a batch read takes partitions from (read/fallback_read.py)."""
+    rows: dict[str, tuple[Any, ...]] = {}
+    for source in partition_sources(store):
+        for row in _branch_partition_rows(source):
+            rows.setdefault(row[0], row)
+    return sorted(rows.values(), key=lambda r: r[0].encode("utf-8"))
+
+
+def _branch_partition_rows(store: FileStore) -> list[tuple[Any, ...]]:
     snapshot = _latest(store)
     if snapshot is None:
         return []
@@ -779,7 +792,7 @@ def _bucket_rows(store: FileStore) -> list[tuple[Any, ...]]:
 
 
 def _tag_rows(store: FileStore) -> list[tuple[Any, ...]]:
-    tag_dir = os.path.join(store.path, "tag")
+    tag_dir = store.tag_manager.tag_dir
     rows = []
     for file_name in store.file_io.list_names(tag_dir):
         if not file_name.startswith("tag-"):
@@ -816,6 +829,16 @@ def _consumer_rows(store: FileStore) -> list[tuple[Any, ...]]:
     found = store.consumer_manager.consumers()
     order = java_hash_map_order({k: str(v) for k, v in found.items()})
     return [(k, found[k]) for k in order]
+
+
+def _branch_rows(store: FileStore) -> list[tuple[Any, ...]]:
+    """Java's BranchesTable: every branch but main, created when its directory was last
+    modified (Java reads the directory's modification time too), local wall clock."""
+    rows = []
+    for name in branches.branches(store):
+        seconds = store.file_io.mtime(branch_path(store.path, name))
+        rows.append((name, _local_time(int(seconds * 1000))))
+    return rows
 
 
 def _read_optimized(store: FileStore) -> pa.Table:
@@ -877,6 +900,7 @@ _ROWS = {
     "buckets": _bucket_rows,
     "tags": _tag_rows,
     "consumers": _consumer_rows,
+    "branches": _branch_rows,
     "table_indexes": _table_index_rows,
 }
 

@@ -15,6 +15,10 @@ do we for every commit. Java lets a maintenance error escape from a batch commit
 succeeded; we log it and return the new snapshots, so a caller never retries a commit that is
 in the table.
 
+With ``partition.end-input-to-done``, a batch commit (the end of its input) then marks done the
+partitions it wrote new files into (maintenance/partition_mark_done.py), as Java's Spark and
+Flink writers do after their commit.
+
 Messages come from outside (another process's bytes, a user's objects), so every call that
 takes them (``commit``, ``filter_and_commit``, ``abort``) first checks that they name only the
 table's own files (store/path_checks.py) and refuses the whole call otherwise.
@@ -40,6 +44,12 @@ from paimon_pyspark.errors import (
     describe,
 )
 from paimon_pyspark.maintenance.commit_maintenance import maintain
+from paimon_pyspark.maintenance.partition_mark_done import (
+    end_input_to_done,
+    mark_done_actions,
+    mark_partitions_done,
+    partition_paths_of_messages,
+)
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, ManifestCommittable
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
@@ -156,6 +166,7 @@ class TableCommit:
                 f"Table '{self.store.name}': a batch commit can only be committed once."
             )
         self._check_messages(commit_messages)
+        end_of_input = commit_identifier is None and self._marks_done()
         identifier = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
         store_commit = self._store_commit()
         ids: list[int] = []
@@ -178,8 +189,40 @@ class TableCommit:
                 self.abort(commit_messages)  # refused before any publish: the files go too
                 raise
         self._committed = True
-        self._maintain(ids[-1] if ids else None, identifier)
+        # a batch write (Java's writers' postCommit: any message, an overwrite); a compaction
+        # commits compact increments only and gets no batch tag, as Java's procedures
+        batch_write = commit_identifier is None and (
+            self.overwrite_spec is not None
+            or any(not m.data_increment.is_empty() for m in commit_messages)
+        )
+        self._maintain(ids[-1] if ids else None, identifier, batch_write)
+        if end_of_input:
+            self._mark_done(commit_messages)
         return ids
+
+    def _marks_done(self) -> bool:
+        """Whether this batch commit ends with marking its partitions done
+        (``partition.end-input-to-done``); an action we cannot run is refused here, before
+        anything is committed (Java fails after its commit)."""
+        store = self.store
+        if not store.partition_keys or not end_input_to_done(store):
+            return False
+        mark_done_actions(store)
+        return True
+
+    def _mark_done(self, messages: Sequence[CommitMessage]) -> None:
+        """Mark done the partitions the batch wrote new files into (Java's writers mark at
+        the end of input, after the commit and its maintenance). A failure is logged: the
+        commit stands, and ``mark_partition_done`` marks them again."""
+        written = [m for m in messages if m.data_increment.new_files]
+        try:
+            mark_partitions_done(self.store, partition_paths_of_messages(self.store, written))
+        except Exception:
+            LOG.warning(
+                "Table '%s': marking the written partitions done failed; the commit stands.",
+                self.store.name,
+                exc_info=True,
+            )
 
     def overwrite(
         self,
@@ -318,7 +361,7 @@ class TableCommit:
             self._maintain(ids[-1] if ids else None, pending[-1])
         return len(pending)
 
-    def _maintain(self, latest_id: int | None, identifier: int) -> None:
+    def _maintain(self, latest_id: int | None, identifier: int, batch_write: bool = False) -> None:
         """The table's maintenance after a commit, in Java's order
         (maintenance/commit_maintenance.py): automatic tags, tag, partition, consumer,
         snapshot and changelog expiry, unless ``write-only``.
@@ -326,7 +369,13 @@ class TableCommit:
         A failure is logged, never raised: the commit before it is already in the table.
         """
         try:
-            maintain(self.store, latest_id, identifier)
+            maintain(
+                self.store,
+                latest_id,
+                identifier,
+                batch_write=batch_write,
+                commit_user=self.commit_user,
+            )
         except Exception:
             LOG.warning(
                 "Table '%s': the maintenance after the commit failed; the commit stands.",
