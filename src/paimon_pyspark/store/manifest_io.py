@@ -1,8 +1,8 @@
 """Reading and writing a table's manifest files and manifest lists, and merging their entries.
 
-Mirrors org.apache.paimon.manifest.{ManifestFile, ManifestList, FileEntry.mergeEntries} and the
-minor merge of org.apache.paimon.operation.ManifestFileMerger. Manifests never change once
-written, so decoded ones are cached by name.
+Mirrors org.apache.paimon.manifest.{ManifestFile, ManifestList, FileEntry.mergeEntries}; the
+merge of manifests at commit (ManifestFileMerger) is commit/manifest_merger.py's. Manifests
+never change once written, so decoded ones are cached by name.
 """
 
 from __future__ import annotations
@@ -181,41 +181,6 @@ class ManifestIO:
         return SimpleStats(
             serialize_with_arity(mins, types), serialize_with_arity(maxs, types), tuple(nulls)
         )
-
-    # --- merging (Java's ManifestFileMerger, minor merge) ------------------------------------
-
-    def merge_small_manifests(
-        self,
-        metas: list[ManifestFileMeta],
-        pf: PathFactory,
-        schema_id: int,
-        target_size: int,
-        min_count: int,
-    ) -> tuple[list[ManifestFileMeta], list[str]]:
-        """Merge runs of small manifests; returns the new list and the names newly written."""
-        result: list[ManifestFileMeta] = []
-        written: list[str] = []
-        group: list[ManifestFileMeta] = []
-        group_size = 0
-
-        def flush(force: bool) -> None:
-            nonlocal group, group_size
-            if len(group) > 1 and (force or len(group) >= min_count):
-                merged = merge_entries(self.read_entries(group))
-                new = self.write_manifests(merged, pf, schema_id, target_size) if merged else []
-                result.extend(new)
-                written.extend(m.file_name for m in new)
-            else:
-                result.extend(group)
-            group, group_size = [], 0
-
-        for meta in metas:
-            group.append(meta)
-            group_size += meta.file_size
-            if group_size >= target_size:
-                flush(force=True)
-        flush(force=False)
-        return result, written
 
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
