@@ -901,36 +901,6 @@ def _params(procedure: Callable[..., Any]) -> tuple[str, ...]:
     return tuple(p for p in inspect.signature(procedure).parameters if p not in skip)
 
 
-def _create_tag(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    calls.create_tag(runner.catalog, **kwargs)
-    return (True,)
-
-
-def _delete_tag(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    calls.delete_tag(runner.catalog, **kwargs)
-    return (True,)
-
-
-def _replace_tag(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    calls.replace_tag(runner.catalog, **kwargs)
-    return (True,)
-
-
-def _rename_tag(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    calls.rename_tag(runner.catalog, **kwargs)
-    return (True,)
-
-
-def _reset_consumer(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    calls.reset_consumer(runner.catalog, **kwargs)
-    return (True,)
-
-
-def _clear_consumers(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    calls.clear_consumers(runner.catalog, **kwargs)
-    return (True,)
-
-
 def _purge_files(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
     return (file_calls.purge_files(runner.catalog, **kwargs),)
 
@@ -938,11 +908,6 @@ def _purge_files(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
 def _remove_unexisting_files(runner: _Runner, kwargs: dict[str, Any]) -> list[tuple[Any, ...]]:
     found = spark_procedures.remove_unexisting_files(runner.spark, runner.catalog, **kwargs)
     return [(p,) for p in found]
-
-
-def _compact_manifest(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    file_calls.compact_manifest(runner.catalog, **kwargs)
-    return (True,)
 
 
 def _compact_database(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -962,8 +927,8 @@ def _trigger_tag_automatic_creation(runner: _Runner, kwargs: dict[str, Any]) -> 
     return (tag_auto_calls.trigger_tag_automatic_creation(runner.catalog, **kwargs),)
 
 
-def _branch_call(procedure: Callable[..., Any]) -> Callable[[_Runner, dict[str, Any]], Any]:
-    """A branch procedure's handler: Java's one ``result`` row, true."""
+def _true_row(procedure: Callable[..., Any]) -> Callable[[_Runner, dict[str, Any]], Any]:
+    """The handler of a catalog procedure whose Java result is one ``result`` row, true."""
 
     def handler(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
         procedure(runner.catalog, **kwargs)
@@ -972,9 +937,9 @@ def _branch_call(procedure: Callable[..., Any]) -> Callable[[_Runner, dict[str, 
     return handler
 
 
-def _mark_partition_done(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    mark_done_calls.mark_partition_done(runner.catalog, **kwargs)
-    return (True,)
+def _true_procedure(procedure: Callable[..., Any]) -> _Procedure:
+    """A ``CALL`` of a catalog procedure answering Java's one ``result`` row, true."""
+    return _Procedure(_params(procedure), _RESULT, _true_row(procedure))
 
 
 def _rollback(runner: _Runner, kwargs: dict[str, Any]) -> tuple[Any, ...]:
@@ -1045,10 +1010,10 @@ _PROCEDURES = {
         ),
         _rewrite_file_index,
     ),
-    "create_tag": _Procedure(_params(calls.create_tag), _RESULT, _create_tag),
-    "delete_tag": _Procedure(_params(calls.delete_tag), _RESULT, _delete_tag),
-    "replace_tag": _Procedure(_params(calls.replace_tag), _RESULT, _replace_tag),
-    "rename_tag": _Procedure(_params(calls.rename_tag), _RESULT, _rename_tag),
+    "create_tag": _true_procedure(calls.create_tag),
+    "delete_tag": _true_procedure(calls.delete_tag),
+    "replace_tag": _true_procedure(calls.replace_tag),
+    "rename_tag": _true_procedure(calls.rename_tag),
     "expire_tags": _Procedure(
         _params(tag_auto_calls.expire_tags),
         StructType([StructField("expired_tags", StringType(), False)]),
@@ -1081,18 +1046,16 @@ _PROCEDURES = {
         _ROLLBACK,
         _row_of(timestamp_calls.rollback_to_watermark),
     ),
-    "reset_consumer": _Procedure(_params(calls.reset_consumer), _RESULT, _reset_consumer),
-    "clear_consumers": _Procedure(_params(calls.clear_consumers), _RESULT, _clear_consumers),
+    "reset_consumer": _true_procedure(calls.reset_consumer),
+    "clear_consumers": _true_procedure(calls.clear_consumers),
     "expire_partitions": _Procedure(
         _params(partition_calls.expire_partitions),
         StructType([StructField("expired_partitions", StringType(), True)]),
         _expire_partitions,
     ),
-    "mark_partition_done": _Procedure(
-        _params(mark_done_calls.mark_partition_done), _RESULT, _mark_partition_done
-    ),
+    "mark_partition_done": _true_procedure(mark_done_calls.mark_partition_done),
     **{
-        name: _Procedure(_params(f), _RESULT, _branch_call(f))
+        name: _true_procedure(f)
         for name, f in (
             ("create_branch", branch_calls.create_branch),
             ("delete_branch", branch_calls.delete_branch),
@@ -1106,9 +1069,7 @@ _PROCEDURES = {
         StructType([StructField("fileName", StringType(), False)]),
         _remove_unexisting_files,
     ),
-    "compact_manifest": _Procedure(
-        _params(file_calls.compact_manifest), _RESULT, _compact_manifest
-    ),
+    "compact_manifest": _true_procedure(file_calls.compact_manifest),
     "compact_database": _Procedure(
         _params(file_calls.compact_database), _TEXT_RESULT, _compact_database
     ),
