@@ -14,8 +14,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-import paimon_pyspark.spark.compat  # noqa: F401  (first: an old pyspark fails there, by name)
-from paimon_pyspark.spark.datasource import PaimonDataSource, PaimonPySparkDataSource
+from paimon_pyspark.spark import compat  # first: an old pyspark fails there, by name
 from paimon_pyspark.spark.magic import install as install_magic
 from paimon_pyspark.spark.read import read
 from paimon_pyspark.spark.sql import set_warehouse, sql
@@ -39,6 +38,9 @@ def register(
     ``lift_arrow_byte_limit=False``) it is raised session-wide. Batches stay bounded by
     ``spark.sql.execution.arrow.maxRecordsPerBatch``.
     """
+    compat.require_datasource('format("paimon")')
+    from paimon_pyspark.spark.datasource import PaimonDataSource, PaimonPySparkDataSource
+
     session = spark or SparkSession.getActiveSession()
     if session is None:
         raise RuntimeError("No active SparkSession to register the paimon data source on.")
@@ -51,7 +53,17 @@ def register(
         install_magic(session)
 
 
-if SparkSession.getActiveSession() is not None:
+def __getattr__(name: str) -> Any:
+    """The Data Source classes, imported when asked for: pyspark 3.5 has no Data Source API."""
+    if name in ("PaimonDataSource", "PaimonPySparkDataSource"):
+        compat.require_datasource('format("paimon")')
+        from paimon_pyspark.spark import datasource
+
+        return getattr(datasource, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if compat.has_datasource_api() and SparkSession.getActiveSession() is not None:
     register()
 
 __all__ = ["PaimonDataSource", "PaimonPySparkDataSource", "read", "register", "sql", "write"]

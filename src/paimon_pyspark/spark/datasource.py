@@ -78,6 +78,7 @@ from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob
 from paimon_pyspark.spark.merge_schema import align_batches, merge_into_table, pop_merge_options
 from paimon_pyspark.spark.native import SKIP_RAW_SPLITS, is_raw
+from paimon_pyspark.spark.reader_options import COLUMNS, FILTER, METADATA_COLUMNS, PARALLELISM
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.streaming import (
     PaimonStreamReader,
@@ -97,14 +98,6 @@ from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.system_tables import SystemTable
 from paimon_pyspark.table.upsert import refuse_upsert
 
-FILTER = "filter"
-"""Reader option: a SQL boolean expression over the table's columns that the relation keeps."""
-COLUMNS = "columns"
-"""Reader option: the relation's columns, comma-separated, in this order."""
-PARALLELISM = "parallelism"
-"""Reader option: the cores a read spreads over (Spark's defaultParallelism, which
-``paimon_pyspark.spark.read`` passes; a data source cannot ask Spark for it)."""
-METADATA_COLUMNS = meta.OPTION
 DEFAULT_PARALLELISM = os.cpu_count() or 2
 MAX_PARTITION_BYTES = 128 * 1024 * 1024
 """Spark's spark.sql.files.maxPartitionBytes default."""

@@ -17,8 +17,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from paimon_pyspark.catalog.identifiers import parse_table_identifier
 from paimon_pyspark.errors import InvalidArgumentError, describe
-from paimon_pyspark.spark.datasource import COLUMNS, FILTER, PARALLELISM, PaimonPySparkDataSource
 from paimon_pyspark.spark.native import native_frame
+from paimon_pyspark.spark.reader_options import COLUMNS, FILTER, PARALLELISM
 
 
 def read(
@@ -72,6 +72,8 @@ def read(
 def frame(spark: SparkSession, opts: dict[str, str]) -> DataFrame:
     """The relation of the source options ``opts``: read by Spark's Parquet reader where the
     files allow it (spark/native.py), by the Python source otherwise."""
+    from paimon_pyspark.spark.datasource import PaimonPySparkDataSource
+
     opts.setdefault(PARALLELISM, str(spark.sparkContext.defaultParallelism))
     # the source's own checks, here, so a bad table, filter or column raises its typed error
     # rather than Spark's AnalysisException around it

@@ -75,7 +75,6 @@ from paimon_pyspark.spark import (
 )
 from paimon_pyspark.spark import merge as spark_merge
 from paimon_pyspark.spark import procedures as spark_procedures
-from paimon_pyspark.spark.datasource import COLUMNS, FILTER, METADATA_COLUMNS
 from paimon_pyspark.spark.merge_schema import (
     align_frame,
     by_name_refusal,
@@ -83,6 +82,7 @@ from paimon_pyspark.spark.merge_schema import (
     table_names,
 )
 from paimon_pyspark.spark.read import frame
+from paimon_pyspark.spark.reader_options import COLUMNS, FILTER, METADATA_COLUMNS
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 from paimon_pyspark.spark.tables import table_options
 from paimon_pyspark.spark.write import write
