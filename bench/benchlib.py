@@ -214,8 +214,14 @@ def totals_mismatch(expected: dict[str, float], got: dict[str, float]) -> str | 
 # --- machine ------------------------------------------------------------------------------------
 
 
+CPU_ALSO: list[int] = []
+"""More process trees ``tree_cpu_seconds`` counts: a Spark Connect client's server (its JVM
+and Python workers), which is not the client's child."""
+
+
 def tree_cpu_seconds() -> float:
-    """CPU seconds (user + system) used so far by this process and all its descendants.
+    """CPU seconds (user + system) used so far by this process and all its descendants, and by
+    the trees of ``CPU_ALSO``.
 
     The tree is the driver, the JVM and Spark's Python workers; children that have exited are
     counted through their parents' cutime/cstime. NaN where /proc is not available.
@@ -239,7 +245,7 @@ def tree_cpu_seconds() -> float:
     children: dict[int, list[int]] = {}
     for pid, (ppid, _) in stats.items():
         children.setdefault(ppid, []).append(pid)
-    total, todo = 0.0, [os.getpid()]
+    total, todo = 0.0, [os.getpid(), *CPU_ALSO]
     while todo:
         pid = todo.pop()
         if pid in stats:

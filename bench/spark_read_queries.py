@@ -26,6 +26,13 @@ this session stops, which also times Spark 3.5's Parquet on the same queries so 
 be normalized by each session's Parquet. Side table: our ``format("paimon")`` write against
 Spark's Parquet write of the same cached DataFrame.
 
+Issue 42's legs, between the two: our engine on the tables this session built, through a Spark
+Connect client (a server of this venv's pyspark on 127.0.0.1, the same ``local[2]`` and
+settings; Spark's Parquet timed there too) and on pyspark 3.5.9 (``.venv-pyspark35``, writing
+with ``spark.write``), each in its own process (bench/ours_session_driver.py, which calls
+``run_queries`` and ``run_writes`` here); a last table sets them beside the classic session and
+the Java connector, which runs on the same Spark 3.5.
+
 Run: ``.venv/bin/python bench/spark_read_queries.py [--rows N] [--repeat R]``.
 """
 
@@ -48,8 +55,8 @@ from typing import Any
 import pyarrow as pa
 from benchlib import load_average
 from java_connector_driver import scan_metrics
+from ours_session_driver import connect_server, pyspark35_python, run_driver
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
 from spark_write_read import (
     JAVA_DRIVER,
     JAVA_JAR,
@@ -65,6 +72,7 @@ from paimon_pyspark.procedures import compact
 from paimon_pyspark.read.sql_predicate import parse_predicate
 from paimon_pyspark.spark import read as paimon_read
 from paimon_pyspark.spark import write as spark_write
+from paimon_pyspark.spark.cluster import is_connect
 
 DAYS = [f"2026-01-{d:02d}" for d in range(1, 17)]
 SCHEMA = pa.schema(
@@ -331,15 +339,24 @@ class Result:
         return statistics.median(self.cpu_s) if self.cpu_s else math.nan
 
 
+ENGINES = ("ours", "spark parquet")
+
+
 def run_queries(
-    spark: SparkSession, layout: Layout, qs: list[Query], repeat: int
+    spark: SparkSession,
+    layout: Layout,
+    qs: list[Query],
+    repeat: int,
+    engines: Sequence[str] = ENGINES,
 ) -> dict[str, dict[str, Result]]:
-    """One warm-up round, then ``repeat``; in each round every query on ours, then Parquet."""
-    out = {q.name: {"ours": Result(), "spark parquet": Result()} for q in qs}
-    relations: dict[str, Callable[[SparkSession, Layout, Query], DataFrame]] = {
+    """One warm-up round, then ``repeat``; in each round every query on each of ``engines``
+    (of ENGINES) in turn."""
+    out = {q.name: {e: Result() for e in engines} for q in qs}
+    every: dict[str, Callable[[SparkSession, Layout, Query], DataFrame]] = {
         "ours": ours_relation,
         "spark parquet": parquet_relation,
     }
+    relations = {e: every[e] for e in engines}
     for round_no in range(1 + repeat):
         print(f"  queries, round {round_no}/{repeat} (0 = warm-up) ...", file=sys.stderr)
         for q in qs:
@@ -356,70 +373,91 @@ def run_queries(
                 wall, cpu, got = timed(frame.collect)
                 r = out[q.name][engine]
                 r.values = list(got[0])
-                if engine == "spark parquet" and r.files is None:
+                if engine == "spark parquet" and r.files is None and not is_connect(spark):
                     metrics = scan_metrics(frame)
                     r.files, r.bytes = metrics.get("numFiles"), metrics.get("filesSize")
                 if round_no:
                     r.wall_s.append(plan_wall + wall)
                     r.cpu_s.append(plan_cpu + cpu)
     for q in qs:
-        planned = planned_files(layout.ours, q.table, q.where)
-        out[q.name]["ours"].files, out[q.name]["ours"].bytes = count_files(planned)
+        if "ours" in out[q.name]:
+            planned = planned_files(layout.ours, q.table, q.where)
+            out[q.name]["ours"].files, out[q.name]["ours"].bytes = count_files(planned)
     return out
 
 
 WRITES = ("ours format", "spark parquet by dt", "spark parquet", "python writer, no-op")
 """``spark parquet by dt`` is the target's baseline: partitioned as our table is. The other
 two are for reference: an unpartitioned Parquet write, and the floor of any Python data
-source, a writer that only receives Spark's Arrow batches."""
+source, a writer that only receives Spark's Arrow batches. ``ours spark.write`` (not run here)
+is the door of a session without ``format("paimon")`` (pyspark 3.5)."""
+NOOP_SOURCE = "bench-noop-python-writer"
 
 
-class _NoopDataSource(DataSource):
-    @classmethod
-    def name(cls) -> str:
-        return "bench-noop-python-writer"
+def register_noop_source(spark: SparkSession) -> None:
+    """A Python data source whose writer only receives Spark's Arrow batches (pyspark 4)."""
+    from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
 
-    def writer(self, schema: Any, overwrite: bool) -> DataSourceArrowWriter:
-        return _NoopWriter()
+    class NoopWriter(DataSourceArrowWriter):
+        def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+            for _ in iterator:
+                pass
+            return WriterCommitMessage()
+
+    class NoopDataSource(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return NOOP_SOURCE
+
+        def writer(self, schema: Any, overwrite: bool) -> DataSourceArrowWriter:
+            return NoopWriter()
+
+    spark.dataSource.register(NoopDataSource)
 
 
-class _NoopWriter(DataSourceArrowWriter):
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
-        for _ in iterator:
-            pass
-        return WriterCommitMessage()
-
-
-def run_writes(df: DataFrame, repeat: int, root: str) -> dict[str, Result]:
-    """The side table: each write ``repeat`` times into a fresh directory, after build() wrote
-    the same DataFrame both ways (the warm-up)."""
-    df.sparkSession.dataSource.register(_NoopDataSource)
-    out = {name: Result() for name in WRITES}
-    for round_no in range(1, 1 + repeat):
-        print(f"  writes, round {round_no}/{repeat} ...", file=sys.stderr)
+def run_writes(
+    df: DataFrame, repeat: int, root: str, names: Sequence[str] = WRITES, warmup: int = 0
+) -> dict[str, Result]:
+    """The side table: the writes ``names`` (of WRITES and ``ours spark.write``), each
+    ``repeat`` times into a fresh directory after ``warmup`` rounds (in the classic leg, build()
+    wrote the same DataFrame both ways: the warm-up)."""
+    if "python writer, no-op" in names:
+        register_noop_source(df.sparkSession)
+    out = {name: Result() for name in names}
+    for round_no in range(1 - warmup, 1 + repeat):
+        print(f"  writes, round {round_no}/{repeat} (<= 0: warm-up) ...", file=sys.stderr)
         base = tempfile.mkdtemp(prefix="writes-", dir=root)
         ours = os.path.join(base, "ours")
         create_table(ours, APPEND, primary_key=False)
-        ours_writer = df.write.format("paimon").option("warehouse", ours).option("table", APPEND)
-        noop = df.write.format(_NoopDataSource.name()).mode("append")
         jobs: dict[str, Callable[[], object]] = {
-            "ours format": ours_writer.mode("append").save,
+            "ours format": lambda o=ours: (
+                df.write.format("paimon")
+                .option("warehouse", o)
+                .option("table", APPEND)
+                .mode("append")
+                .save()
+            ),
+            "ours spark.write": partial(spark_write, df, ours, APPEND),
             "spark parquet by dt": partial(
                 df.write.partitionBy("dt").parquet, os.path.join(base, "pq_dt")
             ),
             "spark parquet": partial(df.write.parquet, os.path.join(base, "pq")),
-            "python writer, no-op": noop.save,
+            "python writer, no-op": lambda: df.write.format(NOOP_SOURCE).mode("append").save(),
         }
-        for name, job in jobs.items():
-            wall, cpu, _ = timed(job)
-            out[name].wall_s.append(wall)
-            out[name].cpu_s.append(cpu)
-        for name, path in (
-            ("ours format", os.path.join(ours, "db.db", "t")),
-            ("spark parquet by dt", os.path.join(base, "pq_dt")),
-            ("spark parquet", os.path.join(base, "pq")),
-        ):
-            out[name].files, out[name].bytes = files_of([path])
+        for name in names:
+            wall, cpu, _ = timed(jobs[name])
+            if round_no > 0:
+                out[name].wall_s.append(wall)
+                out[name].cpu_s.append(cpu)
+        paths = {
+            "ours format": os.path.join(ours, "db.db", "t"),
+            "ours spark.write": os.path.join(ours, "db.db", "t"),
+            "spark parquet by dt": os.path.join(base, "pq_dt"),
+            "spark parquet": os.path.join(base, "pq"),
+        }
+        for name in names:
+            if name in paths:
+                out[name].files, out[name].bytes = files_of([paths[name]])
         shutil.rmtree(base, ignore_errors=True)
     return out
 
@@ -497,6 +535,176 @@ def run_java(
     return out
 
 
+# --- ours on a Spark Connect session and on pyspark 3.5, each in its own process ----------------
+
+LEGS = {
+    "connect": (
+        "Spark Connect client of a 4.3 server",
+        {"ours": "ours connect", "spark parquet": "spark parquet connect"},
+        ("ours format", "spark parquet by dt"),
+    ),
+    "pyspark35": ("pyspark 3.5, .venv-pyspark35", {"ours": "ours 3.5"}, ("ours spark.write",)),
+}
+"""Per leg: what it is, its engines (ours_session_driver.py's names -> this report's) and its
+side-table writes (pyspark 3.5 has no ``format("paimon")``)."""
+LEG_ENGINES = tuple(label for _, engines, _ in LEGS.values() for label in engines.values())
+TARGET_CONNECT = 1.10
+"""Issue 42: a Connect session's time at most 10% over the classic session's."""
+
+
+@dataclass
+class Leg:
+    results: dict[str, dict[str, Result]] = field(default_factory=dict)
+    writes: dict[str, Result] = field(default_factory=dict)
+    versions: str = ""
+    note: str = ""
+
+
+def run_leg(
+    kind: str, layout: Layout, qs: list[Query], rows: int, repeat: int, tmp: str | None
+) -> Leg:
+    """bench/ours_session_driver.py's ``read_queries`` on the tables ``layout`` holds: through
+    a Spark Connect server of this venv's pyspark, or on pyspark 3.5."""
+    what, labels, writes = LEGS[kind]
+    print(f"ours, {what} (own process) ...", file=sys.stderr)
+    command: dict[str, Any] = {
+        "op": "read_queries",
+        "rows": rows,
+        "repeat": repeat,
+        "warehouse": layout.ours,
+        "parquet": layout.parquet,
+        "parquet_pk": layout.parquet_pk,
+        "queries": [q.name for q in qs],
+        "engines": list(labels),
+        "writes": list(writes),
+        "native_read": NATIVE_READ["native-read"] == "true",
+        "tmpdir": tmp,
+    }
+    try:
+        if kind == "connect":
+            with connect_server(layout.root) as (url, pid):
+                command |= {"remote": url, "server_pid": pid}
+                got, why = run_driver(sys.executable, command)
+        else:
+            got, why = run_driver(pyspark35_python(), command)
+    except RuntimeError as e:
+        got, why = None, str(e)
+    if got is None:
+        return Leg(note=f"{what}: {why}")
+    out = Leg(versions=f"{what}: pyspark {got['pyspark']}, spark {got['spark']}")
+    for name, engines in got["results"].items():
+        out.results[name] = {labels[e]: Result(**r) for e, r in engines.items()}
+    out.writes = {name: Result(**r) for name, r in got["writes"].items()}
+    log_medians(what, out.results, out.writes)
+    return out
+
+
+def log_medians(
+    what: str, results: dict[str, dict[str, Result]], writes: dict[str, Result] | None = None
+) -> None:
+    """A session's medians on stderr as soon as it ends, in case a later one never does."""
+    medians = [f"{q} {e} {r.median:.3f}" for q, by in results.items() for e, r in by.items()]
+    medians += [f"write {name} {r.median:.3f}" for name, r in (writes or {}).items()]
+    print(f"  {what}, median s: {'; '.join(medians)}", file=sys.stderr)
+
+
+def time_ratio(slow: Result | None, base: Result | None) -> float:
+    """``slow``'s median seconds over ``base``'s; NaN if missing."""
+    if slow is None or base is None or not slow.wall_s or not base.wall_s:
+        return math.nan
+    return slow.median / base.median
+
+
+def print_legs(
+    qs: list[Query],
+    results: dict[str, dict[str, Result]],
+    writes: dict[str, Result],
+    legs: dict[str, Leg],
+    java: JavaRun,
+) -> dict[str, Any]:
+    """The table of issue 42: ours on classic 4.3, on Connect and on 3.5, and Java on 3.5."""
+    connect, py35 = legs.get("connect", Leg(note="skipped")), legs.get("pyspark35", Leg())
+    print("sessions (issue 42): median s; our engine on the classic session's tables")
+    header = (
+        f"  {'query':<8}{'classic 4.3':>12}{'connect':>9}{'ours 3.5':>10}{'java 3.5':>10}"
+        f"{'connect/classic':>17}{'ours35 vs java35':>18}{'pq connect/classic':>20}"
+        f"{'cpu: c/c':>10}"
+    )
+    print(header)
+    out: dict[str, Any] = {}
+    java_write = java.build_s.get("java write")
+    rows: list[tuple[str, Result | None, Result | None, Result | None, Result | None]] = [
+        (
+            f"({q.name})",
+            results[q.name].get("ours"),
+            results[q.name].get("ours connect"),
+            results[q.name].get("ours 3.5"),
+            results[q.name].get("java connector"),
+        )
+        for q in qs
+    ]
+    java_w = Result([java_write], [math.nan]) if java_write is not None else None
+    rows.append(
+        (
+            "write",
+            writes.get("ours format"),
+            connect.writes.get("ours format"),
+            py35.writes.get("ours spark.write"),
+            java_w,
+        )
+    )
+
+    def secs(r: Result | None) -> str:
+        return "n/a" if r is None or not r.wall_s else f"{r.median:.3f}"
+
+    for label, classic, conn, ours35, java35 in rows:
+        over = time_ratio(conn, classic)
+        over_cpu = conn.cpu / classic.cpu if conn and classic and conn.cpu_s else math.nan
+        vs_java = ratio(ours35, java35)
+        name = label.strip("()")
+        pq = (
+            time_ratio(results[name].get("spark parquet connect"), results[name]["spark parquet"])
+            if name in results
+            else time_ratio(
+                connect.writes.get("spark parquet by dt"), writes["spark parquet by dt"]
+            )
+        )
+        c_verdict = "n/a" if over != over else ("MET" if over <= TARGET_CONNECT else "NOT MET")
+        j_verdict = "-" if name == "e_dv" else verdict(vs_java, TARGET_VS_JAVA)
+        print(
+            f"  {label:<8}{secs(classic):>12}{secs(conn):>9}{secs(ours35):>10}{secs(java35):>10}"
+            f"{'n/a' if over != over else f'{over:.2f}':>9} {c_verdict:<7}"
+            f"{fx(vs_java):>10} {j_verdict:<7}{'n/a' if pq != pq else f'{pq:.2f}':>12}"
+            f"{'n/a' if over_cpu != over_cpu else f'{over_cpu:.2f}':>10}"
+        )
+        out[name] = {
+            "connect_over_classic": over,
+            "connect_over_classic_cpu": over_cpu,
+            "connect_verdict": c_verdict,
+            "ours35_vs_java35": vs_java,
+            "java_verdict": j_verdict,
+            "parquet_connect_over_classic": pq,
+        }
+    print(
+        f"  targets: connect/classic (time) <= {TARGET_CONNECT:.2f}; ours 3.5 vs java 3.5 "
+        f"(speed, same Spark, raw) >= {TARGET_VS_JAVA:.1f}x for (a)-(e) and the write"
+    )
+    print(
+        "  write: ours format (classic, connect) and spark.write (3.5) of the cached rows, "
+        "median of R after a warm-up;"
+    )
+    print("         java: its build's writeTo(...).append() of the same rows, one run")
+    print("  pq connect/classic: Spark's own Parquet, Connect over classic (what Connect costs)")
+    print("  cpu: connect/classic from CPU seconds (Connect: the client's and the server's trees)")
+    for leg in (connect, py35):
+        if leg.versions:
+            print(f"  {leg.versions}")
+        if leg.note:
+            print(f"  NOT RUN: {leg.note}")
+    print()
+    return out
+
+
 # --- checks and report --------------------------------------------------------------------------
 
 
@@ -558,6 +766,8 @@ def main() -> int:
     )
     parser.add_argument("--tmpdir", default=None, help="where tables and files go (default: TMP)")
     parser.add_argument("--no-java", action="store_true", help="skip the Java connector")
+    parser.add_argument("--no-connect", action="store_true", help="skip the Spark Connect leg")
+    parser.add_argument("--no-pyspark35", action="store_true", help="skip ours on pyspark 3.5")
     parser.add_argument(
         "--python-source",
         action="store_true",
@@ -587,23 +797,36 @@ def main() -> int:
         writes = run_writes(df, repeat, root)
         df.unpersist()
         results = run_queries(spark, layout, qs, repeat)
+        log_medians("classic", results, writes)
         by_partition = planned_files(layout.ours, APPEND, None)
         day_files = len(by_partition.get((DAYS[5],), []))
         b_partitions = list(planned_files(layout.ours, APPEND, qs[1].where))
         facts = machine_facts(spark)
+        spark.stop()
+        # Each after the one before stops, so no two sessions compete for the cores; on the
+        # tables the classic session built.
+        legs = {
+            kind: run_leg(kind, layout, qs, rows, repeat, args.tmpdir)
+            for kind, skip in (("connect", args.no_connect), ("pyspark35", args.no_pyspark35))
+            if not skip
+        }
     finally:
         spark.stop()
         shutil.rmtree(root, ignore_errors=True)
-    # After our session stops, so the two JVMs never compete for the cores.
+    for leg in legs.values():
+        for name, engines in leg.results.items():
+            results[name].update(engines)
     if args.no_java:
         java = JavaRun(note="skipped (--no-java)")
     else:
         print("java connector (spark 3.5, own process) ...", file=sys.stderr)
         java = run_java(rows, qs, repeat, args.files_per_partition, layout.target_file_size, None)
+        log_medians("java", java.results, None)
+        print(f"  java build s: {java.build_s} {java.note}", file=sys.stderr)
         for name, engines in java.results.items():
             results[name].update(engines)
 
-    engines = ("ours", "spark parquet", "java connector", "spark35 parquet")
+    engines = ("ours", "spark parquet", *LEG_ENGINES, "java connector", "spark35 parquet")
     errors = []
     for q in qs:
         want = results[q.name]["spark parquet"].values
@@ -712,6 +935,8 @@ def main() -> int:
     )
     print()
 
+    legs_summary = print_legs(qs, results, writes, legs, java)
+
     print("targets (issue 16)")
     b_files = results["b"]["ours"].files
     b_only = b_files == day_files and b_partitions == [(DAYS[5],)]
@@ -790,6 +1015,11 @@ def main() -> int:
             for q in qs
         },
         "writes": {name: as_json(w) for name, w in writes.items()},
+        "legs": {
+            "ratios": legs_summary,
+            "writes": {k: {n: as_json(w) for n, w in g.writes.items()} for k, g in legs.items()},
+            "notes": {k: g.note or g.versions for k, g in legs.items()},
+        },
         "write_ratio": write_ratio,
         "write_ratio_unpartitioned": unpartitioned_ratio,
         "targets": verdicts,

@@ -11,9 +11,10 @@ session in the same run:
   (64 MiB), i.e. with the per-row size check that ``register()`` lifts by default (bench/README.md);
 - spark parquet: ``df.write.parquet`` with zstd at the same level (Paimon's default, 1);
 - reference only: ``df.write.partitionBy("dt").parquet``, the same layout as ours;
-- reads: ``spark.read.format("paimon").load()`` of the table the format write produced and
-  ``spark.read.parquet`` of Spark's files, each with one aggregate over every column (row count,
-  sum of id and v, total length of s and dt), which also checks the rows came back.
+- reads: ``spark.read.format("paimon").load()`` and ``paimon_pyspark.spark.read`` of the table
+  the format write produced and ``spark.read.parquet`` of Spark's files, each with one
+  aggregate over every column (row count, sum of id and v, total length of s and dt), which
+  also checks the rows came back.
 
 Then, after this session stops, the Java Paimon Spark connector does the same write and read
 through bench/java_connector_driver.py, in its own process and venv (``.venv-spark35``): the
@@ -21,8 +22,15 @@ only connector on Maven Central here is ``paimon-spark-3.5`` 0.9.0, so it runs o
 that session also times Spark 3.5's own Parquet write and read, so the ratios can be normalized
 by each session's Parquet. Without ``make bench``'s venv and jar, the report says so.
 
+Between the two, issue 42's legs run our doors on two other sessions, each in its own process
+through bench/ours_session_driver.py (which calls ``run`` here): a Spark Connect client of a
+server started from this venv's pyspark on 127.0.0.1 (the same ``local[2]`` and settings), and
+pyspark 3.5.9 (``.venv-pyspark35``), where ``spark.write`` and ``spark.read`` stand for the
+format doors it lacks; the last table sets them beside the classic session and the Java
+connector (the same Spark 3.5, so ours/Java there needs no normalizing).
+
 Every measurement warms up once, then takes the median of ``--repeat`` runs, each into fresh
-directories; engines alternate within a run (within each of the two sessions).
+directories; engines alternate within a run (within each session).
 
 Run: ``.venv/bin/python bench/spark_write_read.py [--rows N] [--repeat R]``.
 """
@@ -32,6 +40,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import platform
 import shutil
@@ -40,10 +49,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import benchlib
 import pyarrow as pa
@@ -53,8 +63,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import paimon_pyspark
+from paimon_pyspark.spark import read as spark_read
 from paimon_pyspark.spark import register
 from paimon_pyspark.spark import write as spark_write
+from paimon_pyspark.spark.cluster import is_connect
+from paimon_pyspark.spark.compat import has_datasource_api
 
 PARTITIONS = benchlib.APPEND_PARTITIONS
 SCHEMA = pa.schema(
@@ -115,26 +128,38 @@ def machine_facts(spark: SparkSession) -> list[tuple[str, str]]:
 # --- session and data ---------------------------------------------------------------------------
 
 
-def start_spark(arrow_batch: int | None) -> SparkSession:
+MASTER = "local[2]"
+SESSION_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.memory": "4g",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.sql.parquet.compression.codec": "zstd",
+    "spark.hadoop.parquet.compression.codec.zstd.level": str(ZSTD_LEVEL),
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+}
+"""Every session's settings: the classic one's here, a Spark Connect server's on its command
+line (bench/ours_session_driver.py), so the legs differ only in how the client reaches Spark."""
+
+
+def start_spark(arrow_batch: int | None, remote: str | None = None) -> SparkSession:
+    """A classic ``local[2]`` session of this interpreter's pyspark, or with ``remote`` a Spark
+    Connect client of that server; ``register`` where the pyspark has the Data Source API."""
     # Python workers must run this interpreter, where paimon_pyspark is installed.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("paimon_pyspark-bench")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "4g")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.parquet.compression.codec", "zstd")
-        .config("spark.hadoop.parquet.compression.codec.zstd.level", str(ZSTD_LEVEL))
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-    )
+    if remote:
+        spark = SparkSession.builder.remote(remote).getOrCreate()
+    else:
+        builder = SparkSession.builder.master(MASTER).appName("paimon_pyspark-bench")
+        for key, value in SESSION_CONF.items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
     if arrow_batch is not None:
-        builder = builder.config("spark.sql.execution.arrow.maxRecordsPerBatch", str(arrow_batch))
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    register(spark)
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(arrow_batch))
+    if has_datasource_api():
+        register(spark)
     return spark
 
 
@@ -262,7 +287,7 @@ WRITES = (
     "spark parquet",
     "spark parquet by dt",
 )
-READS = ("ours format", "spark parquet")
+READS = ("ours format", "ours spark.read", "spark parquet")
 
 
 def with_spark_byte_cap(spark: SparkSession, fn: Callable[[], object]) -> Callable[[], object]:
@@ -285,9 +310,14 @@ def read_totals(load: Callable[[], DataFrame]) -> Totals:
 
 
 def run_once(
-    spark: SparkSession, df: DataFrame, expected: Totals, tmp_root: str | None
+    spark: SparkSession,
+    df: DataFrame,
+    expected: Totals,
+    tmp_root: str | None,
+    names: tuple[Sequence[str], Sequence[str]] = (WRITES, READS),
 ) -> tuple[dict[str, tuple[float, float, int, int]], dict[str, tuple[float, float, int]]]:
-    """One round of every write and read, each into fresh directories."""
+    """One round of the writes and reads ``names`` (of WRITES, READS), each into fresh
+    directories; a read reads what the write of the same engine wrote."""
     rows = expected.rows
     root = tempfile.mkdtemp(prefix="spark-bench-", dir=tmp_root)
     writes: dict[str, tuple[float, float, int, int]] = {}
@@ -318,6 +348,8 @@ def run_once(
             "spark parquet by dt": parquet_write(dirs["spark parquet by dt"], by_dt=True),
         }
         for name, job in jobs.items():
+            if name not in names[0]:
+                continue
             ours = name.startswith("ours")
             if ours:
                 create_table(dirs[name])
@@ -328,12 +360,17 @@ def run_once(
                 files, size = check_parquet(spark, dirs[name], rows, name)
             writes[name] = (wall, cpu, files, size)
 
+        ours_table = next(dirs[n] for n in names[0] if n.startswith("ours"))
         sources = {
-            "ours format": lambda: paimon_df(spark, dirs["ours format"]),
+            "ours format": lambda: paimon_df(spark, ours_table),
+            "ours spark.read": lambda: spark_read(spark, ours_table, TABLE),
             "spark parquet": lambda: spark.read.parquet(dirs["spark parquet"]),
         }
         for name, load in sources.items():
-            tasks = load().rdd.getNumPartitions()
+            if name not in names[1]:
+                continue
+            # a Connect client has no RDDs to ask
+            tasks = 0 if is_connect(spark) else load().rdd.getNumPartitions()
             wall, cpu, got = timed(partial(read_totals, load))
             assert isinstance(got, Totals)
             expected.check(got, f"{name} read")
@@ -344,15 +381,20 @@ def run_once(
 
 
 def run(
-    spark: SparkSession, df: DataFrame, expected: Totals, repeat: int, tmp_root: str | None
+    spark: SparkSession,
+    df: DataFrame,
+    expected: Totals,
+    repeat: int,
+    tmp_root: str | None,
+    names: tuple[Sequence[str], Sequence[str]] = (WRITES, READS),
 ) -> tuple[dict[str, Measure], dict[str, Measure]]:
     print("  warm-up ...", file=sys.stderr)
-    run_once(spark, df, expected, tmp_root)
-    writes = {name: Measure() for name in WRITES}
-    reads = {name: Measure() for name in READS}
+    run_once(spark, df, expected, tmp_root, names)
+    writes = {name: Measure() for name in names[0]}
+    reads = {name: Measure() for name in names[1]}
     for i in range(repeat):
         print(f"  run {i + 1}/{repeat} ...", file=sys.stderr)
-        w, r = run_once(spark, df, expected, tmp_root)
+        w, r = run_once(spark, df, expected, tmp_root, names)
         for name, (wall, cpu, files, size) in w.items():
             writes[name].add(wall, cpu)
             writes[name].files, writes[name].data_bytes = files, size
@@ -412,6 +454,136 @@ def run_java(rows: int, partitions: int, repeat: int, tmp_root: str | None) -> J
         m.tasks = got.get("tasks", partitions)
         (out.writes if op == "write" else out.reads)[name] = m
     return out
+
+
+# --- ours on a Spark Connect session and on pyspark 3.5, each in its own process ----------------
+
+LEGS = {
+    "connect": (
+        "Spark Connect client of a 4.3 server",
+        ("ours format", "ours spark.write", "spark parquet"),
+        ("ours format", "ours spark.read", "spark parquet"),
+    ),
+    "pyspark35": ("pyspark 3.5, .venv-pyspark35", ("ours spark.write",), ("ours spark.read",)),
+}
+"""Per leg: what it is, and the writes and reads it runs (pyspark 3.5 has no
+``format("paimon")``)."""
+TARGET_CONNECT = 1.10
+"""Issue 42: a Connect session's time at most 10% over the classic session's."""
+
+
+@dataclass
+class LegRun:
+    writes: dict[str, Measure] = field(default_factory=dict)
+    reads: dict[str, Measure] = field(default_factory=dict)
+    versions: str = ""
+    note: str = ""
+
+
+def run_leg(
+    kind: str, rows: int, partitions: int, repeat: int, arrow: int | None, tmp: str | None
+) -> LegRun:
+    """bench/ours_session_driver.py's ``write_read``: through a Spark Connect server of this
+    venv's pyspark, or on pyspark 3.5."""
+    from ours_session_driver import connect_server, pyspark35_python, run_driver
+
+    what, writes, reads = LEGS[kind]
+    print(f"ours, {what} (own process) ...", file=sys.stderr)
+    command: dict[str, Any] = {"op": "write_read", "rows": rows, "partitions": partitions}
+    command |= {"repeat": repeat, "writes": list(writes), "reads": list(reads)}
+    command |= {"arrow_batch": arrow, "tmpdir": tmp}
+    logs = tempfile.mkdtemp(prefix="connect-server-", dir=tmp)
+    try:
+        if kind == "connect":
+            with connect_server(logs) as (url, pid):
+                command |= {"remote": url, "server_pid": pid}
+                got, why = run_driver(sys.executable, command)
+        else:
+            got, why = run_driver(pyspark35_python(), command)
+    except RuntimeError as e:
+        got, why = None, str(e)
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
+    if got is None:
+        return LegRun(note=f"{what}: {why}")
+    out = LegRun(versions=f"{what}: pyspark {got['pyspark']}, spark {got['spark']}")
+    out.writes = {k: Measure(**m) for k, m in got["writes"].items()}
+    out.reads = {k: Measure(**m) for k, m in got["reads"].items()}
+    medians = [
+        f"{name} {op} {statistics.median(m.wall_s):.3f}"
+        for op, group in (("write", out.writes), ("read", out.reads))
+        for name, m in group.items()
+    ]
+    print(f"  {what}, median s: {'; '.join(medians)}", file=sys.stderr)
+    return out
+
+
+def report_legs(
+    writes: dict[str, Measure],
+    reads: dict[str, Measure],
+    legs: dict[str, LegRun],
+    java: JavaRun,
+) -> None:
+    """The table of issue 42: ours on classic 4.3, on Connect and on 3.5, and Java on 3.5."""
+    connect, py35 = legs.get("connect", LegRun()), legs.get("pyspark35", LegRun())
+    jw, jr = java.writes.get("java connector"), java.reads.get("java connector")
+    pq35_w, pq35_r = java.writes.get("spark35 parquet"), java.reads.get("spark35 parquet")
+    lines = [
+        ("write: ours format", "ours format", "w", None),
+        ("write: ours spark.write", "ours spark.write", "w", jw),
+        ("read: ours format", "ours format", "r", None),
+        ("read: ours spark.read", "ours spark.read", "r", jr),
+        ("write: spark parquet", "spark parquet", "w", pq35_w),
+        ("read: spark parquet", "spark parquet", "r", pq35_r),
+    ]
+
+    def secs(m: Measure | None) -> str:
+        return "n/a" if m is None or not m.wall_s else f"{statistics.median(m.wall_s):.3f}"
+
+    print()
+    print("sessions (issue 42): median s of the same rows")
+    print(
+        f"  {'':<26}{'classic 4.3':>12}{'connect':>9}{'3.5':>9}{'java 3.5':>10}"
+        f"{'connect/classic':>17}{'3.5 vs java 3.5':>18}{'cpu: c/c':>10}{'3.5/java':>10}"
+    )
+    for label, name, op, java35 in lines:
+        classic = (writes if op == "w" else reads).get(name)
+        conn = (connect.writes if op == "w" else connect.reads).get(name)
+        ours35 = (py35.writes if op == "w" else py35.reads).get(name)
+        over = over_cpu = math.nan
+        if classic and conn and classic.wall_s and conn.wall_s:
+            over = statistics.median(conn.wall_s) / statistics.median(classic.wall_s)
+            over_cpu = statistics.median(conn.cpu_s) / statistics.median(classic.cpu_s)
+        c_verdict = "n/a" if over != over else ("MET" if over <= TARGET_CONNECT else "NOT MET")
+        if name == "spark parquet":
+            c_verdict = ""  # reference: what Connect costs Spark's own source
+        vs_java, vs_java_cpu = ratio(ours35, java35) if ours35 and java35 else (math.nan,) * 2
+        target = label == "write: ours spark.write"
+        j_verdict = verdict(vs_java, TARGET_WRITE_VS_JAVA) if target else ""
+        print(
+            f"  {label:<26}{secs(classic):>12}{secs(conn):>9}{secs(ours35):>9}{secs(java35):>10}"
+            f"{'n/a' if over != over else f'{over:.2f}':>9} {c_verdict:<7}"
+            f"{fmt_ratio(vs_java):>10} {j_verdict:<7}"
+            f"{'n/a' if over_cpu != over_cpu else f'{over_cpu:.2f}':>10}"
+            f"{fmt_ratio(vs_java_cpu):>10}"
+        )
+    print(
+        f"  targets: connect/classic (time) <= {TARGET_CONNECT:.2f} for our doors; 3.5 vs java "
+        f"3.5 (speed, same Spark, raw) >= {TARGET_WRITE_VS_JAVA:.1f}x for the write"
+    )
+    print(
+        '  3.5: spark.write and spark.read (no format("paimon") there); java 3.5: the '
+        "connector's writeTo().append() and read, parquet rows: Spark 3.5's own"
+    )
+    print(
+        "  cpu: the same two ratios from CPU seconds (Connect: the client's and the server's "
+        "process trees), steadier on a shared machine"
+    )
+    for leg in (connect, py35):
+        if leg.versions:
+            print(f"  {leg.versions}")
+        if leg.note:
+            print(f"  NOT RUN: {leg.note}")
 
 
 # --- report -------------------------------------------------------------------------------------
@@ -583,6 +755,8 @@ def main() -> int:
     )
     parser.add_argument("--tmpdir", default=None, help="where tables and files go (default: TMP)")
     parser.add_argument("--no-java", action="store_true", help="skip the Java connector runs")
+    parser.add_argument("--no-connect", action="store_true", help="skip the Spark Connect leg")
+    parser.add_argument("--no-pyspark35", action="store_true", help="skip ours on pyspark 3.5")
     args = parser.parse_args()
     if args.rows < len(PARTITIONS) or args.repeat < 1 or args.partitions < 1:
         parser.error("need --rows >= 4, --repeat >= 1 and --partitions >= 1")
@@ -599,7 +773,12 @@ def main() -> int:
         df.unpersist()
     finally:
         spark.stop()
-    # After our session stops, so the two JVMs never compete for the cores.
+    # Each after the one before stops, so no two sessions compete for the cores.
+    legs = {
+        kind: run_leg(kind, args.rows, args.partitions, args.repeat, args.arrow_batch, args.tmpdir)
+        for kind, skip in (("connect", args.no_connect), ("pyspark35", args.no_pyspark35))
+        if not skip
+    }
     if args.no_java:
         java = JavaRun(note="skipped (--no-java)")
     else:
@@ -615,6 +794,7 @@ def main() -> int:
         java,
         (load_before, load_average()),
     )
+    report_legs(writes, reads, legs, java)
     return 0
 
 

@@ -1,9 +1,12 @@
-# The pyspark version matrix (issues 16 and 22): one venv per other pyspark minor line the
+# The pyspark version matrix (issues 16, 22 and 42): one venv per other pyspark minor line the
 # package is tested on. Each gets that line's pins first, then the package as a user gets it:
 # its wheel with the `spark` extra, installed by pip with the index open; `pip freeze` before and
 # after is kept in the venv, and tests/versions/test_lowest_versions.py checks that the install
-# changed nothing there (pyspark above all). tests/versions/test_pyspark_versions.py runs the
-# same probe in each and in $(VENV).
+# changed nothing that was there (pyspark above all) and added only the package's dependencies.
+# tests/versions/test_pyspark_versions.py runs the same probe in each and in $(VENV).
+# .venv-pyspark35 is the 3.5 line (no Python Data Source): pyspark and pytest, then the wheel;
+# tests/versions/test_pyspark35.py runs a fast part of tests/spark there in `make test`, and
+# `make test-matrix` all of it (Makefile, test-matrix-pyspark35).
 # .venv-pyspark41 is also the lowest-versions leg: its requirements pin the whole venv at the
 # lowest pyspark, pyarrow, numpy, pandas, fastavro and sqlglot pyproject.toml admits, with what
 # `make test` runs there (a fast part of the core suite, the probe with every Spark door);

@@ -6,6 +6,11 @@ standalone-cluster test runs its Spark in subprocesses), is marked ``uses_spark`
 collection, so ``make test`` runs them and the others as two processes at once: one
 SparkSession in the first, none in the second. Tests marked ``spark_half`` need no Spark but go
 with the first, to even out the two.
+
+Tests marked ``datasource`` need the Python Data Source API (``register``, ``format("paimon")``,
+Structured Streaming); on a pyspark without it (3.5: tests/versions/test_pyspark35.py and
+``make test-matrix`` run tests/spark there) they skip, naming what is missing, and the
+``spark`` session has no source registered.
 """
 
 from __future__ import annotations
@@ -17,12 +22,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyspark
 import pytest
 from pyspark.sql import SparkSession
 from tests.s3_server import S3Server
 
 from paimon_pyspark import CatalogFactory, FileSystemCatalog
-from paimon_pyspark.spark import register
+from paimon_pyspark.spark import compat, register
 
 # Every Spark driver the tests start, in this process or a child (CLI, examples, the
 # lowest-versions leg), compiles with C1 only and collects with the serial collector: the tests'
@@ -42,6 +48,15 @@ def pytest_configure(config: pytest.Config) -> None:
         "spark_half: needs no Spark, but runs in make test's Spark half to balance the two "
         "processes (the core half ran alone for its last 200 s)",
     )
+    config.addinivalue_line(
+        "markers",
+        'datasource: needs the Python Data Source API (register, format("paimon"), Structured '
+        "Streaming); skipped where the installed pyspark lacks it (3.5)",
+    )
+    # pyspark 3.5's own calls that warn: distutils' LooseVersion (its version checks of pandas
+    # and pyarrow) and pandas' is_categorical_dtype (createDataFrame of a pandas frame)
+    for message in ("distutils Version classes are deprecated", "is_categorical_dtype is deprec"):
+        config.addinivalue_line("filterwarnings", f"ignore:{message}:DeprecationWarning")
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
@@ -50,6 +65,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         in_spark_dir = "spark" in Path(str(item.path)).parent.parts[-1:]
         if "spark" in getattr(item, "fixturenames", ()) or in_spark_dir:
             item.add_marker(pytest.mark.uses_spark)
+        if item.get_closest_marker("datasource") and _MISSING_DATASOURCE_API:
+            item.add_marker(pytest.mark.skip(reason=_NO_DATASOURCE))
+
+
+_MISSING_DATASOURCE_API = compat.missing_datasource_api()
+_NO_DATASOURCE = (
+    f"pyspark {pyspark.__version__} has no {', '.join(_MISSING_DATASOURCE_API)} in "
+    "pyspark.sql.datasource: the test needs the Python Data Source"
+)
 
 
 _RAY_MODULES: set[Path] = set()
@@ -115,7 +139,8 @@ def spark() -> Iterator[SparkSession]:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
-    register(session)
+    if compat.has_datasource_api():  # pyspark 3.5 has the other doors only
+        register(session)
     try:
         yield session
     finally:

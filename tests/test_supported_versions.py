@@ -1,7 +1,10 @@
 """The README's "Supported versions" table, pyproject.toml's ranges and the venvs that test them
 agree: every runtime dependency and pyspark has a row whose range is pyproject's; the lowest
-version a row says it is tested on is the range's lower bound and the lowest-versions leg's pin
-(tests/versions/pyspark41-requirements.txt), the highest is the test venv's (constraints.txt).
+version a row says it is tested on is the range's lower bound and the pin of the venv that tests
+it: pyspark's is the 3.5 line's (tests/versions/pyspark35-requirements.txt), the other packages'
+the lowest-versions leg's (tests/versions/pyspark41-requirements.txt, whose pyspark is the
+lowest 4.x line); the highest is the test venv's (constraints.txt). pyspark's row lists exactly
+the pyspark of every matrix venv and of the test venv.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-LOWEST_LEG = ROOT / "tests" / "versions" / "pyspark41-requirements.txt"
+VERSIONS = ROOT / "tests" / "versions"
+LOWEST_LEG = VERSIONS / "pyspark41-requirements.txt"
+LOWEST_PYSPARK = VERSIONS / "pyspark35-requirements.txt"
 CONSTRAINTS = ROOT / "constraints.txt"
 ROW = re.compile(r"^\|\s*([^|]+?)\s*\|\s*`([^`]+)`\s*\|\s*([^|]+?)\s*\|$")
 
@@ -80,15 +85,25 @@ def test_readme_lists_every_declared_range() -> None:
 
 def test_lowest_and_highest_tested_versions_are_the_legs_pins() -> None:
     rows = _rows()
-    lowest, highest = _pins(LOWEST_LEG), _pins(CONSTRAINTS)
+    highest = _pins(CONSTRAINTS)
+    lowest = {**_pins(LOWEST_LEG), "pyspark": _pins(LOWEST_PYSPARK)["pyspark"]}
     for name, spec in _declared().items():
         tested = rows[name][1]
         assert tested == sorted(tested), f"{name}: list the versions oldest first"
         assert all(v in spec for v in tested), f"{name}: {tested} outside {spec}"
         assert tested[0] == _lower_bound(spec) == lowest[name], (
-            f"{name}: lowest tested {tested[0]}, range {spec}, lowest leg {lowest.get(name)}"
+            f"{name}: lowest tested {tested[0]}, range {spec}, lowest pin {lowest.get(name)}"
         )
         assert tested[-1] == highest[name], f"{name}: newest tested {tested[-1]} vs constraints"
+    lines = [_pins(path)["pyspark"] for path in VERSIONS.glob("pyspark*-requirements.txt")]
+    assert sorted({*lines, highest["pyspark"]}) == rows["pyspark"][1], (
+        f"pyspark: README lists {rows['pyspark'][1]}, the venvs pin {sorted(lines)} and "
+        f"{highest['pyspark']}"
+    )
+    leg = _pins(LOWEST_LEG)["pyspark"]
+    assert leg == min(v for v in lines if v.major >= 4), (
+        f"the lowest-versions leg pins pyspark {leg}, not the lowest 4.x line"
+    )
 
 
 def test_python_tested_is_the_one_the_venvs_are_made_with() -> None:

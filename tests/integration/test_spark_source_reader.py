@@ -12,7 +12,8 @@ from tests.unit.spec.test_versioned_record import data_file
 from paimon_pyspark import FileSystemCatalog, Schema
 from paimon_pyspark.errors import OptionError, PredicateError, SchemaMismatchError
 from paimon_pyspark.read.scan import DataSplit
-from paimon_pyspark.spark.datasource import PaimonDataSource, pack_splits
+from paimon_pyspark.spark.datasource import PaimonDataSource
+from paimon_pyspark.spark.relation import pack_splits
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.float64()), ("dt", pa.string())])
 

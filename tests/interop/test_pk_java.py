@@ -244,7 +244,7 @@ def test_spark_reads_javas_final_files_natively_and_merges_the_rest(
 
     df = spark_read(spark, str(tmp_path), f"{DB}.t")
     plan = df._jdf.queryExecution().executedPlan().toString()
-    assert "FileScan parquet" in plan and "(Python)" in plan, plan
+    assert "FileScan parquet" in plan and "MapInArrow" in plan, plan
     assert as_lists(r.asDict() for r in df.collect()) == expected
     mine = spark_read(spark, str(tmp_path), f"{DB}.t", where="v > 100", columns=["id", "v"])
     want = sorted((r["id"], r["v"]) for r in model.values() if r["v"] > 100)

@@ -149,9 +149,9 @@ def test_the_bench_queries_agree_across_ours_spark_parquet_and_java(
         plan = ours._jdf.queryExecution().executedPlan().toString()
         # the append table's files all go to Spark's Parquet reader; of the primary-key
         # table's buckets (3 commits, nothing compacted) only the newest, final files do, and
-        # the Python source merges the rest without their keys
+        # our reader's mapInArrow job merges the rest without their keys
         assert "FileScan parquet" in plan, (query.name, plan)
-        assert ("(Python)" in plan) == (query.table == "pk"), (query.name, plan)
+        assert ("MapInArrow" in plan) == (query.table == "pk"), (query.name, plan)
         want = _python_aggregate(
             [r for r in java_rows[query.table] if query.keep(r)], query.columns
         )

@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 
 from paimon_pyspark.spark import register, sql
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 
 @pytest.fixture(scope="module")

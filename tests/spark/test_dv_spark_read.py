@@ -158,6 +158,10 @@ def _expected(
     return sorted((tuple(r[n] for n in names) for r in model.values() if keep(r)), key=_key)
 
 
+PYTHON_READ = "MapInArrow"
+"""The plan node of the splits our reader reads (spark/read.py ``payload_read``)."""
+
+
 def _plan(df: DataFrame) -> str:
     return str(df._jdf.queryExecution().executedPlan().toString())
 
@@ -187,7 +191,7 @@ def test_files_with_vectors_are_read_by_spark_parquet_with_their_row_positions(
     df = read(spark, warehouse, f"db.{mode}")
     plan = _plan(df)
     assert "FileScan parquet" in plan
-    assert "(Python)" not in plan
+    assert PYTHON_READ not in plan
     assert "_tmp_metadata_row_index" in plan  # the scan of the files with vectors
     # every live file goes to Spark's Parquet reader, but one whose rows are all deleted
     assert {p.replace("file:///", "file:/") for p in files} - {
@@ -204,7 +208,7 @@ def test_rows_equal_the_python_source_and_the_model(
     for where, keep in FILTERS:
         for columns in COLUMNS:
             native_df = read(spark, warehouse, f"db.{mode}", where=where, columns=columns)
-            assert "(Python)" not in _plan(native_df), where
+            assert PYTHON_READ not in _plan(native_df), where
             python_df = read(
                 spark,
                 warehouse,
@@ -213,12 +217,13 @@ def test_rows_equal_the_python_source_and_the_model(
                 columns=columns,
                 options={"native-read": "false"},
             )
-            assert "(Python)" in _plan(python_df)
+            assert PYTHON_READ in _plan(python_df)
             expected = _expected(models[mode], keep, columns)
             assert _sorted(native_df) == expected, (where, columns)
             assert _sorted(python_df) == expected, (where, columns)
 
 
+@pytest.mark.datasource
 def test_the_sql_door_and_format_paimon_apply_the_vectors(
     spark: SparkSession, tables: tuple[str, dict[str, dict[int, Row]]]
 ) -> None:
@@ -359,7 +364,7 @@ def test_our_primary_key_table_with_vectors_reads_through_spark_alone(
     for where, columns, keep in reads:
         df = read(spark, warehouse, "db.pk", where=where, columns=columns)
         plan = _plan(df)
-        assert "_tmp_metadata_row_index" in plan and "(Python)" not in plan, where
+        assert "_tmp_metadata_row_index" in plan and PYTHON_READ not in plan, where
         python_df = read(
             spark,
             warehouse,
@@ -416,7 +421,7 @@ def test_java_written_tables_with_vectors_read_natively(
         assert _files_with_vectors(table), name
         df = read(spark, warehouse, f"db.{name}", columns=["k", "v", "n", "pt"])
         plan = _plan(df)
-        assert "_tmp_metadata_row_index" in plan and "(Python)" not in plan, name
+        assert "_tmp_metadata_row_index" in plan and PYTHON_READ not in plan, name
         assert sorted_rows(tuple(r) for r in df.collect()) == expected, name
         some = read(spark, warehouse, f"db.{name}", where="k >= 100", columns=["k", "pt"])
         assert sorted_rows(tuple(r) for r in some.collect()) == sorted_rows(

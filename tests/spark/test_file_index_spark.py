@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 from paimon_pyspark import CatalogFactory, Schema
 from paimon_pyspark.spark import read, register, sql
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string())])
 

@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
 from paimon_pyspark.spark import sql
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 SCHEMA = pa.schema(
     [pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("n", pa.int64())]

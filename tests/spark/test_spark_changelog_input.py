@@ -16,7 +16,7 @@ from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
 from paimon_pyspark.spark.sql import sql
 from paimon_pyspark.spark.write import write
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 
 from paimon_pyspark import CatalogFactory
 from paimon_pyspark.spark import sql
+
+pytestmark = pytest.mark.datasource
 
 
 def _rows(spark: SparkSession, name: str) -> list[tuple[object, ...]]:

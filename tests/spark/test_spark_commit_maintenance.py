@@ -75,6 +75,7 @@ DOORS: dict[str, Callable[[SparkSession, str, Path, int], None]] = {
 }
 
 
+@pytest.mark.datasource
 @pytest.mark.parametrize("door", sorted(DOORS))
 def test_every_spark_door_runs_the_commit_maintenance(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str, tmp_path: Path, door: str

@@ -30,7 +30,7 @@ from paimon_pyspark.procedures import reset_consumer
 from paimon_pyspark.spark import register, sql
 from paimon_pyspark.store.managers import ConsumerManager
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 JOB = Path(__file__).with_name("consumer_stream_job.py")
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])

@@ -154,6 +154,7 @@ def test_deduplicate_key_leaving_and_returning_in_one_write_ends_in_one_place(
     assert_one_place_per_key(t)
 
 
+@pytest.mark.datasource
 def test_format_paimon_refuses_cross_partition_tables_naming_the_table(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:

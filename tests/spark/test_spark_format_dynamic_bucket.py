@@ -13,7 +13,7 @@ from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
 from paimon_pyspark.bucket.routers import KeyHasher
 from paimon_pyspark.store.index_io import HASH_INDEX, IndexFileHandler
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 TARGET = 50
 SCHEMA = pa.schema(

@@ -64,6 +64,7 @@ def test_spark_write_door(spark: SparkSession, wh: str) -> None:
     assert rows(spark, wh, "w") == [(1, "a", None), (2, "b", 2.5), (3, "c", None)]
 
 
+@pytest.mark.datasource
 def test_data_source_door(spark: SparkSession, wh: str) -> None:
     sql(
         spark,

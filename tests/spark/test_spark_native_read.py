@@ -94,7 +94,7 @@ def _scan_kinds(df: DataFrame) -> set[str]:
     kinds = set()
     if "FileScan parquet" in plan:
         kinds.add("parquet")
-    if "(Python)" in plan:
+    if "MapInArrow" in plan:  # our reader's job (spark/read.py payload_read)
         kinds.add("python")
     return kinds
 

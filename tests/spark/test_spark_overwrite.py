@@ -64,6 +64,7 @@ def _data_files(path: str) -> set[str]:
     return {os.path.join(r, f) for r, _, fs in os.walk(path) for f in fs if f.startswith("data-")}
 
 
+@pytest.mark.datasource
 def test_format_paimon_overwrite_dynamic_static_and_empty_static(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:

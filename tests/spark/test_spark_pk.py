@@ -60,6 +60,7 @@ def _sequence_numbers_per_bucket(catalog: FileSystemCatalog) -> dict[int, list[i
     return out
 
 
+@pytest.mark.datasource
 @pytest.mark.parametrize("door", ["format", "spark.write"])
 def test_upserts_and_deletes_through_spark(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str, door: str
@@ -83,6 +84,7 @@ def test_upserts_and_deletes_through_spark(
         assert len(seqs) == len(set(seqs))
 
 
+@pytest.mark.datasource
 def test_tasks_sharing_a_bucket_never_share_a_sequence_number(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:
@@ -113,6 +115,7 @@ def test_spark_write_gives_each_bucket_one_task(
         assert sorted(values) == list(range(len(values)))
 
 
+@pytest.mark.datasource
 def test_first_row_rows_are_visible_after_a_format_write(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:

@@ -76,6 +76,7 @@ def test_spark_postpone_compaction_equals_local_one(
     assert not os.listdir(os.path.join(ours.path, STAGING_DIR))
 
 
+@pytest.mark.datasource
 def test_data_source_writes_postpone_files(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:

@@ -6,6 +6,7 @@ Spark pushes and drops the other rows. If a later unfiltered query on the same
 DataFrame gets the pushed reader, it sees fewer than 20 rows. This test pins that behaviour of
 the installed pyspark: when it fails, pyspark has stopped reusing the reader, and pushing
 filters (partition pruning from Spark's own WHERE) may be safe on it (spark/datasource.py).
+tests/versions/test_pyspark_versions.py runs the same probe on every supported line.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 from pyspark.sql import SparkSession
 from tests.versions.pyspark_probe import probe_source
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 

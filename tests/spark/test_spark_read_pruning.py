@@ -78,6 +78,7 @@ def _reader(spark: SparkSession, warehouse: str):  # type: ignore[no-untyped-def
     return spark.read.format("paimon").option("warehouse", warehouse).option("table", "db.t")
 
 
+@pytest.mark.datasource
 def test_filter_option_opens_only_the_partition_it_keeps(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:
@@ -91,6 +92,7 @@ def test_filter_option_opens_only_the_partition_it_keeps(
         _reader(spark, warehouse).load().collect()
 
 
+@pytest.mark.datasource
 def test_filter_option_skips_files_by_their_stats_and_filters_rows_exactly(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:
@@ -107,6 +109,7 @@ def test_filter_option_skips_files_by_their_stats_and_filters_rows_exactly(
     assert df.where("name = 'n311'").count() == 1
 
 
+@pytest.mark.datasource
 def test_columns_option_gives_and_reads_only_those_columns(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:
@@ -124,6 +127,7 @@ def test_columns_option_gives_and_reads_only_those_columns(
         ).load().collect()
 
 
+@pytest.mark.datasource
 def test_a_query_after_a_filtered_query_on_the_same_view_returns_every_row(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:

@@ -18,7 +18,7 @@ from tests.s3_server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
 from paimon_pyspark import CatalogFactory, FileSystemCatalog, Schema
 from paimon_pyspark.spark import write
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 ROWS = 1_000_000
 TABLES = {"append": {}, "primary-key": {"primary-keys": "id", "bucket": "3"}}

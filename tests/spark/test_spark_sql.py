@@ -27,7 +27,7 @@ from pyspark.sql import SparkSession
 
 from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string()), ("dt", pa.string())])
 Row = tuple[int, str, str]

@@ -24,7 +24,7 @@ from paimon_pyspark.spark import register, sql
 from paimon_pyspark.spark.sql import VIEW_PREFIX, _pushable_filter, _used_columns
 from paimon_pyspark.sql.dialect import parse_one
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 
 @pytest.fixture()

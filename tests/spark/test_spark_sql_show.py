@@ -25,7 +25,7 @@ from paimon_pyspark.spark import register, sql
 from paimon_pyspark.spark.sql_show import create_statement
 from paimon_pyspark.spec.table_schema import TableSchema
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 
 @pytest.fixture(scope="module")

@@ -23,10 +23,8 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
 from paimon_pyspark.errors import OptionError, UnsupportedOperationError, UnsupportedOptionError
 from paimon_pyspark.procedures import compact
-from paimon_pyspark.spark.datasource import PaimonDataSource
-from paimon_pyspark.spark.streaming import stream_commit_user
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 SPARK_SCHEMA = "id BIGINT, v STRING"
@@ -253,6 +251,8 @@ def test_killed_stream_query_commits_every_micro_batch_once(
 
 
 def test_stream_commit_user_is_given_or_named_by_the_query_id() -> None:
+    from paimon_pyspark.spark.streaming import stream_commit_user  # the Data Source API
+
     assert stream_commit_user("db.t", "orders-sink", "q1") == "orders-sink"
     assert stream_commit_user("db.t", None, "q1") == "spark-streaming-q1"
     assert stream_commit_user("db.t", " ", "q1") == "spark-streaming-q1"
@@ -263,6 +263,8 @@ def test_stream_commit_user_is_given_or_named_by_the_query_id() -> None:
 def test_stream_sink_refuses_what_the_batch_door_refuses(
     catalog: FileSystemCatalog, warehouse: str
 ) -> None:
+    from paimon_pyspark.spark.datasource import PaimonDataSource  # the Data Source API
+
     cross_partition = Schema.from_pyarrow_schema(
         SCHEMA, partition_keys=["v"], primary_keys=["id"], options={"bucket": "-1"}
     )

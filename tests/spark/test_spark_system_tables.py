@@ -11,11 +11,12 @@ from pyspark.sql import SparkSession
 from paimon_pyspark import CatalogFactory
 from paimon_pyspark.errors import CorruptRecordError
 from paimon_pyspark.spark import sql
-from paimon_pyspark.spark.datasource import decode_rows, encode_rows
+from paimon_pyspark.spark.relation import decode_rows, encode_rows
 
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.datasource
 def test_system_tables_read_through_spark_and_sql(spark: SparkSession, tmp_path: Path) -> None:
     wh = str(tmp_path)
     sql(spark, "CREATE DATABASE s", warehouse=wh).collect()

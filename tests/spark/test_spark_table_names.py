@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 from paimon_pyspark.errors import IdentifierError
 from paimon_pyspark.spark import write
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 
 def test_table_option_cannot_escape_the_warehouse(spark: SparkSession, tmp_path: Path) -> None:

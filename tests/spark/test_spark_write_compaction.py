@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
 from paimon_pyspark.spark import write
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
 

@@ -45,6 +45,7 @@ def _data_files(path: str) -> list[str]:
     )
 
 
+@pytest.mark.datasource
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_format_paimon_writes_one_snapshot_and_reads_back(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str, layout: str
@@ -87,6 +88,7 @@ def test_spark_write_shuffles_by_bucket_and_commits_once(
         assert len(keys) == len(set(keys))
 
 
+@pytest.mark.datasource
 def test_save_to_a_table_path_and_create_from_the_dataframe(
     spark: SparkSession, warehouse: str
 ) -> None:
@@ -106,6 +108,7 @@ def test_writing_a_missing_table_names_it(spark: SparkSession, warehouse: str) -
         write(_df(spark, 10), warehouse, "db.nope")
 
 
+@pytest.mark.datasource
 def test_filters_and_time_travel_through_spark_read(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:
@@ -125,6 +128,7 @@ def test_filters_and_time_travel_through_spark_read(
     assert first.count() == 300
 
 
+@pytest.mark.datasource
 def test_a_read_schema_selects_columns(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:
@@ -139,10 +143,12 @@ def test_a_read_schema_selects_columns(
         reader.schema("id bigint, nope string").load().collect()
 
 
+@pytest.mark.datasource
 def test_register_lifts_the_arrow_byte_limit_unless_set(spark: SparkSession) -> None:
     assert spark.conf.get("spark.sql.execution.arrow.maxBytesPerBatch") == str(2**31 - 1)
 
 
+@pytest.mark.datasource
 def test_failing_task_leaves_no_snapshot_and_no_files(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:
@@ -186,6 +192,7 @@ def test_failing_task_leaves_no_snapshot_and_no_files(
     assert _data_files(table.path) == []
 
 
+@pytest.mark.datasource
 def test_retried_task_commits_each_row_once(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str, tmp_path: object
 ) -> None:
@@ -216,6 +223,7 @@ def test_retried_task_commits_each_row_once(
     assert {os.path.basename(p) for p in _data_files(table.path)} == committed
 
 
+@pytest.mark.datasource
 def test_reading_an_empty_table_gives_no_rows(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:
@@ -226,6 +234,7 @@ def test_reading_an_empty_table_gives_no_rows(
     assert loaded.count() == 0
 
 
+@pytest.mark.datasource
 def test_a_filtered_query_does_not_leak_into_the_next_one(
     spark: SparkSession, catalog: FileSystemCatalog, warehouse: str
 ) -> None:

@@ -48,17 +48,22 @@ def warehouse(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> 
     register(spark, warehouse=path)
     sql(spark, "USE default").collect()
     views = {t.name for t in spark.catalog.listTables() if t.isTemporary}
-    conf = dict(spark.conf.getAll)
+    conf = session_conf(spark)
     yield path
     sql(spark, "USE default").collect()
     for t in spark.catalog.listTables():
         if t.isTemporary and t.name not in views:
             spark.catalog.dropTempView(t.name)
-    for key, value in dict(spark.conf.getAll).items():
+    for key, value in session_conf(spark).items():
         if key not in conf:
             spark.conf.unset(key)
         elif value != conf[key]:
             spark.conf.set(key, conf[key])
+
+
+def session_conf(spark: SparkSession) -> dict[str, str]:
+    """The session's settings, through ``SET``: pyspark 3.5's ``spark.conf`` has no ``getAll``."""
+    return {str(key): str(value) for key, value in spark.sql("SET").collect()}
 
 
 def test_the_doc_has_sql_blocks() -> None:

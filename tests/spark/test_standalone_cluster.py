@@ -28,7 +28,7 @@ import pytest
 
 from paimon_pyspark import CatalogFactory, FileStoreTable
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.datasource]
 
 SPARK_HOME = os.path.dirname(os.path.abspath(pyspark.__file__))
 SPARK_CLASS = os.path.join(SPARK_HOME, "bin", "spark-class")

@@ -3,7 +3,8 @@ pandas, fastavro and sqlglot are the lowest pyproject.toml admits
 (tests/versions/pyspark41-requirements.txt) and the package is its wheel with the ``spark`` extra,
 installed by pip after them (mk/pyspark_matrix.mk):
 
-- that install changed nothing in the venv (and, in every pyspark line, kept its pyspark);
+- that install changed nothing in the venv (and, in every other pyspark line, changed nothing
+  that was there and added only the package's dependencies);
 - a fast part of the core tests (Arrow, numpy and pandas at work: merge engines, compaction's
   sort keys, types, BinaryRow, buckets, append and primary-key tables, Avro codecs, pandas in
   and out) passes there.
@@ -16,6 +17,7 @@ venv skips, except under CI (``CI=true``), where it fails.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import re
@@ -23,6 +25,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from tests.venvs import missing
 
@@ -65,9 +68,9 @@ def _leg() -> Path:
     return LEG
 
 
-def _env() -> dict[str, str]:
+def _env(python: Path = LEG) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("SPARK_HOME", "PYTHONPATH")}
-    env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = str(LEG)
+    env["PYSPARK_PYTHON"] = env["PYSPARK_DRIVER_PYTHON"] = str(python)
     return env
 
 
@@ -96,22 +99,53 @@ def _freeze(path: Path) -> dict[str, str]:
     }
 
 
+def _spark_extra_closure(venv: Path) -> set[str]:
+    """The installed distributions ``paimon-pyspark[spark]`` requires in ``venv``, directly or
+    through others (markers evaluated for this interpreter, which made the venv)."""
+    (site,) = (venv / "lib").glob("python*/site-packages")
+    dists = {
+        canonicalize_name(d.metadata["Name"]): d
+        for d in importlib.metadata.distributions(path=[str(site)])
+    }
+    todo, seen = [("paimon-pyspark", "spark")], set()
+    while todo:
+        name, extra = todo.pop()
+        if (name, extra) in seen or name not in dists:
+            continue
+        seen.add((name, extra))
+        for text in dists[name].requires or []:
+            req = Requirement(text)
+            if req.marker is None or req.marker.evaluate({"extra": extra}):
+                dep = canonicalize_name(req.name)
+                todo += [(dep, ""), *((dep, e) for e in req.extras)]
+    return {name for name, _ in seen} - {"paimon-pyspark"}
+
+
 @pytest.mark.parametrize(
     "line", sorted(p.name.split("-")[0][7:] for p in HERE.glob("pyspark*-requirements.txt"))
 )
 def test_installing_the_wheel_with_its_spark_extra_kept_the_venvs_pyspark(line: str) -> None:
     """``pip install 'paimon-pyspark[spark]'`` into a venv that has a pyspark in range keeps
-    that pyspark; in the lowest-versions leg, where everything is pinned, it changes nothing."""
+    that pyspark and every other package there; in the lowest-versions leg, where everything is
+    pinned, it changes nothing. The other lines pin pyspark (and py4j, and the 3.5 line pytest)
+    alone, as a cluster's venv may: pyspark pins no pyarrow, numpy or pandas (its ``sql`` extra
+    names them, and pip installs no extra unasked), so the install adds the package's
+    dependencies, and only those."""
     venv = ROOT / f".venv-pyspark{line}"
     if not (venv / ".wheel").exists():
         missing(f"{venv} has no installed wheel (make pyspark-matrix installs it)")
     before, after = _freeze(venv / "freeze-before.txt"), _freeze(venv / "freeze-after.txt")
     pins = _freeze(HERE / f"pyspark{line}-requirements.txt")
     assert before["pyspark"] == after["pyspark"] == pins["pyspark"]
+    assert before.get("py4j") == after.get("py4j") == pins["py4j"]
     assert "paimon-pyspark" not in before
+    assert {n: before.get(n) for n in pins} == pins
     if venv.name == LEG.parents[1].name:
         assert after == before  # (make test-matrix may have added its packages to both)
-        assert {n: before.get(n) for n in pins} == pins
+    else:
+        assert {n: after.get(n) for n in before} == before, "the install changed a package"
+        added = set(after) - set(before)
+        assert added <= _spark_extra_closure(venv), added - _spark_extra_closure(venv)
     meta = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "show", "-f", "paimon-pyspark"],
         capture_output=True,
@@ -123,23 +157,30 @@ def test_installing_the_wheel_with_its_spark_extra_kept_the_venvs_pyspark(line: 
 
 
 def _pytest_in_leg(tests: list[str], deselect: list[str], marks: str, timeout: int) -> str:
-    python = _leg()
+    return pytest_in_venv(_leg(), tests, deselect, marks, timeout)
+
+
+def pytest_in_venv(
+    python: Path, tests: list[str], deselect: list[str], marks: str, timeout: int
+) -> str:
+    """Run ``tests`` with pytest in the venv of ``python``, on the package's wheel installed
+    there (not src/); its summary line, or a failure with the end of its output."""
     where = subprocess.run(
         [str(python), "-c", "import paimon_pyspark as p; print(p.__file__)"],
         cwd=ROOT,
-        env=_env(),
+        env=_env(python),
         capture_output=True,
         text=True,
         check=False,
     )
     assert where.returncode == 0, where.stderr
-    assert Path(where.stdout.strip()).is_relative_to(LEG.parents[1]), where.stdout
+    assert Path(where.stdout.strip()).is_relative_to(python.parents[1]), where.stdout
     args = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marks]
     args += [a for p in deselect for a in ("--deselect", p)]
     done = subprocess.run(
         [*args, *tests],
         cwd=ROOT,
-        env=_env(),
+        env=_env(python),
         capture_output=True,
         text=True,
         timeout=timeout,

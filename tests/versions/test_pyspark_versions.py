@@ -2,7 +2,10 @@
 returns every row of a ``paimon`` table, and whether that pyspark reuses a reader that
 ``pushFilters`` configured is pinned as found (REUSES_PUSHED_READER). In the matrix venvs, where
 tests/spark does not run inside ``make test``, the other doors work too: ``spark.write``
-upserts and deletes, ``spark.read`` with time travel, and a stream from our source to our sink.
+upserts and deletes, ``spark.read`` with time travel, ``procedures.compact``, a script through
+``sql``, and a stream from our source to our sink. A line without the Python Data Source (3.5,
+NO_DATA_SOURCE) has no ``paimon`` source, no ``pushFilters`` and no stream: the probe answers
+"unsupported" for those there, and the other doors must work.
 
 The lines are the venvs of mk/pyspark_matrix.mk (one per tests/versions/pyspark*-requirements.txt),
 each running tests/versions/pyspark_probe.py as a subprocess with its own SparkSession, and the
@@ -26,7 +29,14 @@ import pyspark
 import pytest
 from pyspark.sql import SparkSession
 from tests.venvs import missing
-from tests.versions.pyspark_probe import DAYS, PROBE_ROWS, ROWS, SMALL_IDS, results
+from tests.versions.pyspark_probe import (
+    DAYS,
+    PROBE_ROWS,
+    ROWS,
+    SMALL_IDS,
+    UNSUPPORTED,
+    results,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +46,11 @@ PROBE = HERE / "pyspark_probe.py"
 
 REUSES_PUSHED_READER = {"4.1": True, "4.2": True, "4.3": True}
 """Per line, as found: does a later unfiltered query get the reader a filtered query's
-``pushFilters`` configured? While True, spark/datasource.py must not push filters there."""
+``pushFilters`` configured? While True, spark/datasource.py must not push filters there. No
+entry for a NO_DATA_SOURCE line: it has no ``pushFilters`` to reuse."""
+NO_DATA_SOURCE = {"3.5"}
+"""Lines whose pyspark lacks the Python Data Source API (as found, by spark/compat.py's feature
+check): ``format("paimon")``, Structured Streaming and the reuse probe do not apply there."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +140,11 @@ def _result(matrix: dict[str, dict[str, Any] | None], line: Line) -> dict[str, A
         assert result["pyspark"] == line.pin, _table(matrix)
     else:
         assert result["pyspark"] == pyspark.__version__, _table(matrix)
+    without = line.name in NO_DATA_SOURCE
+    assert bool(result["missing_datasource_api"]) == without, (
+        f"pyspark {line.name} {'has' if without else 'lacks'} the Data Source API: update "
+        f"NO_DATA_SOURCE and README's Supported versions.\n{_table(matrix)}"
+    )
     return result
 
 
@@ -134,6 +153,9 @@ def test_unfiltered_query_after_a_filtered_one_returns_every_row(
     matrix: dict[str, dict[str, Any] | None], line: Line
 ) -> None:
     counts = _result(matrix, line)["paimon"]
+    if line.name in NO_DATA_SOURCE:
+        assert counts == UNSUPPORTED, _table(matrix)
+        return
     one_day = ROWS // DAYS
     assert counts == {
         "filtered": one_day,
@@ -151,16 +173,44 @@ def test_push_filters_reader_reuse_is_as_found(
     matrix: dict[str, dict[str, Any] | None], line: Line
 ) -> None:
     counts = _result(matrix, line)["probe"]
+    if line.name in NO_DATA_SOURCE:
+        assert counts == UNSUPPORTED and line.name not in REUSES_PUSHED_READER, _table(matrix)
+        return
     assert (counts["fresh"], counts["filtered"], counts["filtered_view"]) == (PROBE_ROWS, 1, 1), (
         _table(matrix)
     )
-    reused = {counts["later_df"] < PROBE_ROWS, counts["later_view"] < PROBE_ROWS}
+    # explained_later: planning alone (no job) hands the relation its pushed read;
+    # unpushed_filtered: so does a later query whose filter the Python side is not given
+    reused = {
+        counts["later_df"] < PROBE_ROWS,
+        counts["later_view"] < PROBE_ROWS,
+        counts["explained_later"] < PROBE_ROWS,
+        counts["unpushed_filtered"] < 2,
+    }
     assert line.name in REUSES_PUSHED_READER, f"pin pyspark {line.name} in REUSES_PUSHED_READER"
     assert reused == {REUSES_PUSHED_READER[line.name]}, (
-        f"pyspark {line.name} changed whether it reuses a pushed reader (DataFrame, view: "
-        f"{counts['later_df']}, {counts['later_view']} of {PROBE_ROWS} rows); update "
-        f"REUSES_PUSHED_READER and spark/datasource.py's pushdown.\n{_table(matrix)}"
+        f"pyspark {line.name} changed whether it reuses a pushed reader (DataFrame, view, "
+        f"after explain: {counts['later_df']}, {counts['later_view']}, "
+        f"{counts['explained_later']} of {PROBE_ROWS} rows; an OR filter: "
+        f"{counts['unpushed_filtered']} of 2); update REUSES_PUSHED_READER and "
+        f"spark/datasource.py's pushdown.\n{_table(matrix)}"
     )
+
+
+@pytest.mark.parametrize("line", LINES, ids=[line.name for line in LINES])
+def test_where_after_load_prunes_exactly_where_pushing_is_safe(
+    matrix: dict[str, dict[str, Any] | None], line: Line
+) -> None:
+    """The other partitions' files are damaged: a read that opens one counts -1. A filter bound
+    with ``option("filter")`` prunes on every line; ``load().where()`` only on a line that does
+    not reuse a pushed reader."""
+    found = _result(matrix, line)["pruning"]
+    if line.name in NO_DATA_SOURCE:
+        assert found == UNSUPPORTED, _table(matrix)
+        return
+    one_day = ROWS // DAYS
+    where = -1 if REUSES_PUSHED_READER[line.name] else one_day
+    assert found == {"where": where, "filter_option": one_day}, _table(matrix)
 
 
 MATRIX = [line for line in LINES if line.pin is not None]
@@ -174,5 +224,12 @@ def test_every_door_works_in_the_matrix_venvs(
     latest = {i: ("a" if i < 50 else "b") + f"-{i}" for i in range(10, 150)}
     assert {int(k): v for k, v in doors["pk_latest"].items()} == latest, _table(matrix)
     assert doors["pk_first_snapshot"] == 100, _table(matrix)
-    assert doors["stream_ids"] == list(range(100)) and doors["stream_values_ok"], _table(matrix)
-    assert doors["stream_commits"] == [["APPEND", 0], ["APPEND", 1]], _table(matrix)
+    assert doors["compact_kind"] == "COMPACT" and doors["pk_after_compact_same"], _table(matrix)
+    sql_rows = [[1, "one"], [2, "TWO"], [3, "three"], [4, "four"]]
+    assert doors["sql_rows"] == sql_rows, _table(matrix)
+    stream = doors["stream"]
+    if line.name in NO_DATA_SOURCE:
+        assert stream == UNSUPPORTED, _table(matrix)
+        return
+    assert stream["ids"] == list(range(100)) and stream["values_ok"], _table(matrix)
+    assert stream["commits"] == [["APPEND", 0], ["APPEND", 1]], _table(matrix)

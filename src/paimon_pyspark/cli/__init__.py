@@ -14,8 +14,10 @@ paimon-pyspark demo [--warehouse DIR] [--rows N]
 
 Every command takes ``--json`` (one JSON document on stdout), ``--verbose`` (Spark's logs and
 console progress, and the traceback of a failure) and ``--catalog-option k=v`` (the warehouse's
-filesystem options, such as ``s3.endpoint``). A failure prints one line, ``error: <table>:
-<cause>``, with the typed error's message, and exits with code 2.
+filesystem options, such as ``s3.endpoint``). The commands that run Spark take ``--master``, or
+``--remote sc://host:port`` to run through a Spark Connect server (cli/session.py). A failure
+prints one line, ``error: <table>: <cause>``, with the typed error's message, and exits with
+code 2.
 """
 
 from __future__ import annotations
@@ -51,7 +53,16 @@ def _common() -> argparse.ArgumentParser:
         "--verbose", action="store_true", help="Spark's logs and progress; tracebacks"
     )
     common.add_argument("--master", default="local[*]", help="Spark master")
+    _remote_argument(common)
     return common
+
+
+def _remote_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--remote",
+        metavar="sc://HOST:PORT",
+        help="run on this Spark Connect server instead of --master (default: $SPARK_REMOTE)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -67,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--warehouse", default="demo-warehouse", help="warehouse directory (reset)")
     demo.add_argument("--rows", type=int, default=1_000_000, help="rows per table")
     demo.add_argument("--master", default="local[*]", help="Spark master")
+    _remote_argument(demo)
     demo.set_defaults(json=False, verbose=False)
 
     load = sub.add_parser(
@@ -133,6 +145,7 @@ def _parser() -> argparse.ArgumentParser:
     sql.add_argument("--echo", action="store_true", help="print each statement before its result")
     sql.add_argument("--max-rows", type=int, default=1000, help="rows printed per result")
     sql.add_argument("--master", default="local[*]", help="Spark master")
+    _remote_argument(sql)
     sql.add_argument("--json", action="store_true", help="all results as one JSON document")
     sql.add_argument("--verbose", action="store_true", help="Spark's logs; tracebacks")
     return parser

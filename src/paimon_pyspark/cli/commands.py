@@ -77,7 +77,8 @@ def _on_spark(args: argparse.Namespace, catalog: FileSystemCatalog, fs: dict[str
 
     console = stderr_console()
     show = console.is_terminal and not args.json
-    with spark_session(f"paimon-pyspark {args.command}", args.master, args.verbose) as spark:
+    app = f"paimon-pyspark {args.command}"
+    with spark_session(app, args.master, args.verbose, args.remote) as spark:
         if args.command == "load":
             return load(spark, catalog, args, dict(args.option), fs, console, show)
         command = procedure_commands.BY_NAME[args.command]
@@ -117,6 +118,7 @@ def _procedure_report(
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from paimon_pyspark.cli.session import remote_url, spark_session
     from paimon_pyspark.errors import PaimonError
     from paimon_pyspark.spark import pipeline
 
@@ -125,10 +127,9 @@ def _demo(args: argparse.Namespace) -> int:
         warehouse = Path(args.warehouse).resolve()
         shutil.rmtree(warehouse, ignore_errors=True)
         print(f"paimon-pyspark demo: {args.rows:,} rows per table into {warehouse}", flush=True)
-        spark = pipeline.local_session("paimon-pyspark demo", args.master)
-        say(f"Spark {spark.version} session on {args.master}")
-        pipeline.demo(spark, str(warehouse), args.rows, say)
-        spark.stop()
+        with spark_session("paimon-pyspark demo", args.master, False, args.remote) as spark:
+            say(f"Spark {spark.version} session on {remote_url(args.remote) or args.master}")
+            pipeline.demo(spark, str(warehouse), args.rows, say)
     except PaimonError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_FAILURE

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -85,7 +86,9 @@ def load(
             for key, value in args.input_option:
                 reader = reader.option(key, value)
             job.say(f"reading {args.input}")
-            df = reader.load(args.input)
+            # absolute here: Spark resolves a relative path where its driver runs, which is
+            # the Connect server with --remote
+            df = reader.load(args.input if "://" in args.input else str(Path(args.input).resolve()))
             job.say("writing")
             write(df, catalog.uri, table, args.mode, write_options)
             result = committed(catalog.get_table(table), before)

@@ -1,15 +1,18 @@
 """The progress bar of long work (load, compact, rescale): tasks, rows, files, elapsed time.
 
-Spark runs the command's jobs under one job group; a thread polls Spark's StatusTracker for
-the group's stages (tasks done of all) and the driver's status store for the rows the stages
-have read. Files are known once the commit is: the command reports them with ``done``, from
-the snapshots it committed (``committed``).
+On a classic session Spark runs the command's jobs under one job group; a thread polls Spark's
+StatusTracker for the group's stages (tasks done of all) and the driver's status store for the
+rows the stages have read. A Spark Connect client has neither: the server reports the stages of
+each operation to a progress handler (pyspark >= 4.0), which counts the tasks; rows read are
+not reported there, so they show once the commit is. Files are known once the commit is: the
+command reports them with ``done``, from the snapshots it committed (``committed``).
 """
 
 from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -27,6 +30,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from paimon_pyspark.spark.cluster import is_connect
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.table.file_store_table import FileStoreTable
 
@@ -45,16 +49,28 @@ class JobCounts:
 
 
 class SparkJobCounts:
-    """The counts of the jobs of job group ``group`` on ``spark``."""
+    """The counts of the jobs of job group ``group`` on a classic session, which the jobs run
+    under while the counts are open (``open``/``close``)."""
 
-    def __init__(self, spark: SparkSession, group: str) -> None:
+    def __init__(self, spark: SparkSession, group: str, label: str) -> None:
         self.context = spark.sparkContext
         self.group = group
+        self.label = label
+        self._saved: dict[str, str | None] = {}
         self._store: Any = None
         try:
             self._store = self.context._jsc.sc().statusStore()
         except Exception:  # a Spark without a status store: rows stay unknown
             self._store = None
+
+    def open(self) -> None:
+        sc = self.context
+        self._saved = {k: sc.getLocalProperty(k) for k in (_GROUP, _DESCRIPTION, _INTERRUPT)}
+        sc.setJobGroup(self.group, self.label, interruptOnCancel=False)
+
+    def close(self) -> None:
+        for key, value in self._saved.items():
+            self.context.setLocalProperty(key, value)  # type: ignore[arg-type]  # None removes
 
     def read(self) -> JobCounts:
         tracker = self.context.statusTracker()
@@ -76,6 +92,46 @@ class SparkJobCounts:
             return int(self._store.lastStageAttempt(stage).inputRecords())
         except Exception:  # the stage is not in the store (yet, or any more)
             return 0
+
+
+class ConnectJobCounts:
+    """The counts of the operations a Spark Connect session runs while the counts are open:
+    the stages the server reports to a progress handler, per operation (tasks only)."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        self._stages: dict[tuple[str, int], tuple[int, int]] = {}
+        self._lock = threading.Lock()
+        self._handler: Any = None
+
+    def open(self) -> None:
+        register = getattr(self.spark, "registerProgressHandler", None)
+        if register is None:  # pyspark < 4.0: no progress from the server
+            return
+
+        def handler(
+            stages: Iterable[Any] | None,
+            inflight_tasks: int,
+            operation_id: str | None,
+            done: bool,
+        ) -> None:  # pyspark calls it with these keywords
+            with self._lock:
+                for stage in stages or ():
+                    key = (operation_id or "", stage.stage_id)
+                    self._stages[key] = (stage.num_completed_tasks, stage.num_tasks)
+
+        self._handler = handler
+        register(handler)
+
+    def close(self) -> None:
+        if self._handler is not None:
+            self.spark.removeProgressHandler(self._handler)
+            self._handler = None
+
+    def read(self) -> JobCounts:
+        with self._lock:
+            counts = list(self._stages.values())
+        return JobCounts(sum(d for d, _ in counts), sum(t for _, t in counts), 0)
 
 
 @dataclass(frozen=True)
@@ -120,14 +176,18 @@ class _TasksColumn(ProgressColumn):
 
 class JobProgress:
     """A progress bar on stderr over the Spark jobs run inside ``with``; ``say`` sets its
-    text. Nothing is drawn unless ``show`` (a terminal, no --json); the job group is set
-    either way and put back at exit."""
+    text. Nothing is drawn unless ``show`` (a terminal, no --json); the counts are open
+    either way (a classic session's job group is set, and put back at exit)."""
 
     def __init__(self, spark: SparkSession, label: str, show: bool, console: Console) -> None:
         self.spark = spark
         self.label = label
         self.group = f"paimon-pyspark-{uuid.uuid4().hex}"
-        self.counts = SparkJobCounts(spark, self.group)
+        self.counts: SparkJobCounts | ConnectJobCounts = (
+            ConnectJobCounts(spark)
+            if is_connect(spark)
+            else SparkJobCounts(spark, self.group, label)
+        )
         self.show = show
         self._progress = Progress(
             SpinnerColumn(),
@@ -144,12 +204,9 @@ class JobProgress:
         self._task = self._progress.add_task(label, total=None, rows=0, files="?")
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._saved: dict[str, str | None] = {}
 
     def __enter__(self) -> JobProgress:
-        sc = self.spark.sparkContext
-        self._saved = {k: sc.getLocalProperty(k) for k in (_GROUP, _DESCRIPTION, _INTERRUPT)}
-        sc.setJobGroup(self.group, self.label, interruptOnCancel=False)
+        self.counts.open()
         if self.show:
             self._progress.start()
             self._thread = threading.Thread(target=self._poll, daemon=True, name=self.group)
@@ -192,6 +249,4 @@ class JobProgress:
         if self._thread is not None:
             self._thread.join()
         self._progress.stop()
-        sc = self.spark.sparkContext
-        for key, value in self._saved.items():
-            sc.setLocalProperty(key, value)  # type: ignore[arg-type]  # None removes it
+        self.counts.close()

@@ -5,6 +5,11 @@ neither configures nor stops. A session of our own is started with Spark's conso
 log level ERROR (a log4j2 configuration given to the driver JVM, so not even the startup lines
 are logged), no console progress bar, and the JVM's own stderr (the launcher's banner, JDK
 warnings) sent to a log file named in the error if the start fails.
+
+With ``--remote sc://host:port`` (or ``$SPARK_REMOTE``) the session is a Spark Connect client
+of that server instead: no JVM here, the server's logs stay the server's, and the commands run
+the same jobs through it. Driver-side planning and commits still run in this process, which
+reaches the warehouse directly.
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
 from paimon_pyspark.spark import register
+from paimon_pyspark.spark.cluster import is_connect
+
+_MAX_BYTES_PER_BATCH = "spark.sql.execution.arrow.maxBytesPerBatch"
 
 QUIET_LOG4J2 = """\
 rootLogger.level = error
@@ -51,13 +59,21 @@ def _conf(app: str, master: str, verbose: bool) -> SparkConf:
         .set("spark.ui.showConsoleProgress", "true" if verbose else "false")
         .set("spark.sql.shuffle.partitions", "8")
         # no per-row Arrow size check: it halves the speed of writes through Python
-        .set("spark.sql.execution.arrow.maxBytesPerBatch", str(2**31 - 1))
+        .set(_MAX_BYTES_PER_BATCH, str(2**31 - 1))
     )
     if not verbose:
         conf.set(
             "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{_quiet_log4j2()}"
         )
     return conf
+
+
+def _connect(app: str, remote: str) -> SparkSession:
+    """A Spark Connect client session of the server at ``remote``."""
+    builder = SparkSession.builder.remote(remote).appName(app)
+    spark = builder.config(_MAX_BYTES_PER_BATCH, str(2**31 - 1)).getOrCreate()
+    register(spark)
+    return spark
 
 
 def _start(app: str, master: str, verbose: bool) -> SparkSession:
@@ -83,14 +99,23 @@ def _start(app: str, master: str, verbose: bool) -> SparkSession:
     return spark
 
 
+def remote_url(remote: str | None) -> str | None:
+    """The Spark Connect server to use: ``--remote``, else ``$SPARK_REMOTE``, else none."""
+    return remote or os.environ.get("SPARK_REMOTE") or None
+
+
 @contextmanager
-def spark_session(app: str, master: str, verbose: bool) -> Iterator[SparkSession]:
-    """The active session as it is, or a new one (stopped at exit)."""
+def spark_session(
+    app: str, master: str, verbose: bool, remote: str | None = None
+) -> Iterator[SparkSession]:
+    """The active session as it is (a Spark Connect one if ``remote`` is asked for), or a new
+    one (stopped at exit): a client of ``remote`` (:func:`remote_url`), else on ``master``."""
+    url = remote_url(remote)
     active = SparkSession.getActiveSession()
-    if active is not None:
+    if active is not None and (url is None or is_connect(active)):
         yield active
         return
-    spark = _start(app, master, verbose)
+    spark = _connect(app, url) if url is not None else _start(app, master, verbose)
     try:
         yield spark
     finally:

@@ -70,7 +70,7 @@ def run_sql(args: argparse.Namespace) -> int:
 
     if SparkSession.getActiveSession() is None and not args.verbose:
         _quiet_query_errors()
-    with spark_session("paimon-pyspark sql", args.master, args.verbose) as spark:
+    with spark_session("paimon-pyspark sql", args.master, args.verbose, args.remote) as spark:
 
         def run(statement: str) -> DataFrame:
             return door(spark, statement, warehouse=warehouse, options=options)

@@ -32,22 +32,28 @@ def register(
     filesystem ``options``), make it the default warehouse of ``sql(spark, ...)`` and, in an
     IPython shell, install the ``%%paimon_sql`` cell magic (spark/magic.py).
 
+    On a pyspark without the Python Data Source API (3.5) no source is registered and only the
+    ``warehouse`` part runs, since ``sql`` works there; without ``warehouse`` nothing is left to
+    do, so it raises UnsupportedPysparkError naming what is missing.
+
     Spark checks the size of every row it packs into an Arrow batch for a Python writer, which
     halves the speed of ``df.write.format("paimon")``; a Python data source cannot change that
     per write, so unless the user set ``spark.sql.execution.arrow.maxBytesPerBatch`` (or passes
     ``lift_arrow_byte_limit=False``) it is raised session-wide. Batches stay bounded by
-    ``spark.sql.execution.arrow.maxRecordsPerBatch``.
+    ``spark.sql.execution.arrow.maxRecordsPerBatch``. Without a source it stays untouched.
     """
-    compat.require_datasource('format("paimon")')
-    from paimon_pyspark.spark.datasource import PaimonDataSource, PaimonPySparkDataSource
-
+    if warehouse is None:
+        compat.require_datasource('format("paimon")')
     session = spark or SparkSession.getActiveSession()
     if session is None:
         raise RuntimeError("No active SparkSession to register the paimon data source on.")
-    session.dataSource.register(PaimonDataSource)
-    session.dataSource.register(PaimonPySparkDataSource)
-    if lift_arrow_byte_limit and session.conf.get(MAX_BYTES_PER_BATCH, None) is None:
-        session.conf.set(MAX_BYTES_PER_BATCH, str(2**31 - 1))
+    if compat.has_datasource_api():
+        from paimon_pyspark.spark.datasource import PaimonDataSource, PaimonPySparkDataSource
+
+        session.dataSource.register(PaimonDataSource)
+        session.dataSource.register(PaimonPySparkDataSource)
+        if lift_arrow_byte_limit and session.conf.get(MAX_BYTES_PER_BATCH, None) is None:
+            session.conf.set(MAX_BYTES_PER_BATCH, str(2**31 - 1))
     if warehouse is not None:
         set_warehouse(session, warehouse, options)
         install_magic(session)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 
 import pyspark
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame
 
 from paimon_pyspark.errors import UnsupportedPysparkError
@@ -53,6 +54,13 @@ def require_datasource(door: str) -> None:
             f"{pyspark.__version__} has no {', '.join(missing)} in pyspark.sql.datasource. "
             f"Use {INSTEAD}."
         )
+
+
+def error_condition(error: PySparkException) -> str:
+    """A Spark error's class (``UNRESOLVED_COLUMN.WITH_SUGGESTION``): ``getCondition`` on
+    pyspark 4, where ``getErrorClass`` is deprecated; pyspark 3.5 has only the latter."""
+    get = getattr(error, "getCondition", None) or error.getErrorClass
+    return str(get() or "")
 
 
 def check_pyspark() -> None:

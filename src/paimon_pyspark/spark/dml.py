@@ -84,6 +84,8 @@ from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.split_codec import decode_split, encode_split
 from paimon_pyspark.read.sql_predicate import parse_predicate
+from paimon_pyspark.spark.cluster import default_parallelism, is_session, task_rows
+from paimon_pyspark.spark.compat import error_condition
 from paimon_pyspark.spark.job import TableRef, WriteJob
 from paimon_pyspark.spark.read import read
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
@@ -266,7 +268,7 @@ def _open(
     options: Mapping[str, Any] | None,
     call: str,
 ) -> _Target:
-    if not isinstance(spark, SparkSession):
+    if not is_session(spark):
         raise InvalidArgumentError(
             f"paimon_pyspark.spark.dml.{call}(spark) takes a SparkSession, got {describe(spark)}."
         )
@@ -373,7 +375,7 @@ def _resolve(target: _Target, what: str, text: str, build: Callable[[], T]) -> T
     try:
         return build()
     except AnalysisException as e:
-        condition = e.getCondition() or ""
+        condition = error_condition(e)
         params = e.getMessageParameters() or {}
         if condition.startswith("UNRESOLVED_COLUMN") and "objectName" in params:
             column = params["objectName"].replace("`", "")
@@ -649,9 +651,10 @@ def _positioned_rows(
         )
         for i, (s, v) in enumerate(zip(files, vectors, strict=True))
     ]
-    slices = max(1, min(len(payloads), spark.sparkContext.defaultParallelism * 2))
-    source = spark.createDataFrame(
-        spark.sparkContext.parallelize(payloads, slices),
+    slices = max(1, min(len(payloads), default_parallelism(spark) * 2))
+    source = task_rows(
+        spark,
+        payloads,
         StructType(
             [
                 StructField("id", IntegerType(), False),
@@ -661,6 +664,7 @@ def _positioned_rows(
                 StructField("dv_length", LongType(), True),
             ]
         ),
+        slices,
     )
 
     def read_files(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -696,12 +700,14 @@ def _file_rows(target: _Target, files: Sequence[DataSplit]) -> DataFrame:
     out_schema = StructType([*schema.fields, StructField(FILE_COLUMN, IntegerType(), False)])
     target_arrow = spark_arrow_schema(out_schema)
     payloads = [(i, encode_split(s)) for i, s in enumerate(files)]
-    slices = max(1, min(len(payloads), spark.sparkContext.defaultParallelism * 2))
-    source = spark.createDataFrame(
-        spark.sparkContext.parallelize(payloads, slices),
+    slices = max(1, min(len(payloads), default_parallelism(spark) * 2))
+    source = task_rows(
+        spark,
+        payloads,
         StructType(
             [StructField("id", IntegerType(), False), StructField("split", BinaryType(), False)]
         ),
+        slices,
     )
 
     def read_files(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

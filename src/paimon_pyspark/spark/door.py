@@ -66,23 +66,22 @@ def spark_target(spark: SparkSession, exists: Exists, database: str, stmt: Any) 
     return bool(spark.catalog.tableExists(spark_name))
 
 
-_COMMAND = "org.apache.spark.sql.catalyst.plans.logical.Command"
+def spark_command(spark: SparkSession, text: str) -> DataFrame | None:
+    """Spark's result of ``text`` when Spark reads it as a command, which runs it (a statement
+    sqlglot cannot read may still be one: ``RESET spark.sql.x``, ``DESCRIBE QUERY ...``);
+    None when Spark reads a query, or fails on it. A query sqlglot cannot read is a typo,
+    whatever Spark makes of it (``SELECT k, FROM WHERE`` is a valid projection to Spark).
 
-
-def spark_command(spark: SparkSession, text: str) -> bool:
-    """Whether Spark's own parser reads ``text`` as a command (a statement sqlglot cannot
-    read may still be one: ``RESET spark.sql.x``, ``DESCRIBE QUERY ...``). A query sqlglot
-    cannot read is a typo, whatever Spark makes of it (``SELECT k, FROM WHERE`` is a valid
-    projection to Spark); False without a JVM session."""
-    jsession = getattr(spark, "_jsparkSession", None)
-    jvm = getattr(spark, "_jvm", None)
-    if jsession is None or jvm is None:
-        return False
+    ``spark.sql`` runs a command at once and only binds a query; a command's DataFrame is its
+    result, which Spark holds as a local relation (``isLocal``), while a query's is a plan over
+    its sources. Asked that way, a classic session and a Spark Connect client, which has no
+    parser of Spark's to call, answer alike. A command Spark fails on is refused as sqlglot's
+    syntax error."""
     try:
-        plan = jsession.sessionState().sqlParser().parsePlan(text)
-        return bool(jvm.java.lang.Class.forName(_COMMAND).isInstance(plan))
-    except Exception:  # py4j's Py4JJavaError: Spark's ParseException
-        return False
+        result = spark.sql(text)
+        return result if result.isLocal() else None
+    except Exception:  # Spark's ParseException or AnalysisException
+        return None
 
 
 def run_on_spark(spark: SparkSession, text: str) -> DataFrame:

@@ -62,6 +62,7 @@ from paimon_pyspark.errors import (
 )
 from paimon_pyspark.read.read_builder import ReadBuilder
 from paimon_pyspark.spark import dml
+from paimon_pyspark.spark.compat import error_condition
 from paimon_pyspark.spark.job import WriteJob
 from paimon_pyspark.spark.schema import spark_schema
 from paimon_pyspark.spark.write import ROW_KIND_COLUMN, postpone_bucket_counts, run_write
@@ -487,7 +488,7 @@ class _Merge:
         try:
             return self.target.spark.sql(query)
         except AnalysisException as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else str(e.getCondition())
+            first = str(e).strip().splitlines()[0] if str(e).strip() else error_condition(e)
             raise SqlError(
                 f"Table '{self.name}': MERGE INTO cannot be analysed by Spark: {first} "
                 f"(target alias '{self.t_alias}', source alias '{self.s_alias}')."

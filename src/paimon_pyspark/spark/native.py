@@ -1,16 +1,16 @@
 """Spark's own Parquet reader for the files that need no merge.
 
-A Python data source costs a fixed ~0.45 s per query and moves every batch from Python to the
-JVM through Arrow. The files of an append table, and a primary-key bucket whose files are one
-sorted run without retractions (``kv_read.raw_convertible``), hold the table's rows as they
-are, so ``paimon_pyspark.spark.read`` and the SQL door hand those files to Spark's vectorized
-Parquet reader: our scan picks the snapshot and prunes partitions and files by the manifests'
-stats, Spark reads the listed files with the table's schema (no partition discovery: Paimon
-files hold their partition columns) and prunes columns and row groups itself, for every query
-on the DataFrame. Splits that must be merged are read by the Python source at the same
-snapshot and unioned in; a split's final file (``kv_read.final_file``: under deduplicate, the
-newest file, when it holds no retraction) goes to Spark too, and the Python source merges the
-other files without its keys' rows.
+Our reader (spark/read.py ``payload_read``, a ``mapInArrow`` job) moves every batch from
+Python to the JVM through Arrow. The files of an append table, and a primary-key bucket whose
+files are one sorted run without retractions (``kv_read.raw_convertible``), hold the table's
+rows as they are, so ``paimon_pyspark.spark.read`` and the SQL door hand those files to Spark's
+vectorized Parquet reader: our scan picks the snapshot and prunes partitions and files by the
+manifests' stats, Spark reads the listed files with the table's schema (no partition discovery:
+Paimon files hold their partition columns) and prunes columns and row groups itself, for every query
+on the DataFrame. Splits that must be merged are read by our reader at the same snapshot and
+unioned in; a split's final file (``kv_read.final_file``: under deduplicate, the newest file,
+when it holds no retraction) goes to Spark too, and our reader merges the other files without
+its keys' rows.
 
 Deletion vectors are applied by Spark too (:func:`_deleting`): the files with one are read with
 each row's position in its file (``_metadata.row_index``) and a row is kept unless its bit is
@@ -22,7 +22,7 @@ The files go to Spark only where Spark reads them exactly as our reader does: lo
 (an object store needs Spark's own credentials), Parquet, written under the current schema
 (no field-id mapping needed), and columns of types whose Parquet form Spark reads to the same
 values (no floating-point filter either: Spark's NaN ordering differs from Paimon's). Anything
-else reads through the Python source, as option ``native-read`` = ``false`` forces.
+else reads through our reader, as option ``native-read`` = ``false`` forces.
 """
 
 from __future__ import annotations
@@ -62,14 +62,14 @@ from paimon_pyspark.types.arrow import to_arrow_type
 from paimon_pyspark.types.data_types import AtomicType, TimestampType
 
 NATIVE_READ = "native-read"
-"""Reader option: ``false`` reads every split through the Python source."""
+"""Reader option: ``false`` reads every split through our reader."""
 SKIP_RAW_SPLITS = "skip-raw-splits"
-"""Reader option, set by the native read for the Python part of a union: the source reads only
+"""Reader option, set by the native read for our reader's part of a union: it reads only
 the splits that need a merge, and of those only the rows that do not come from their
 ``kv_read.final_file`` (Spark reads that file)."""
 
 _PLAN_KEYS = ("incremental-between", "incremental-between-timestamp")
-"""Options whose plan is not one snapshot's state: the Python source reads those whole."""
+"""Options whose plan is not one snapshot's state: our reader reads those whole."""
 
 
 def _native_type(t: pa.DataType) -> bool:
@@ -91,11 +91,13 @@ def _native_type(t: pa.DataType) -> bool:
 
 def eligible(table: FileStoreTable) -> bool:
     """Whether the table's files can go to Spark's Parquet reader at all: not those of a
-    table read over two branches (read/fallback_read.py), which the Python source reads."""
+    table read over two branches (read/fallback_read.py), which our reader reads."""
     if not isinstance(table.file_io, LocalFileIO) or two_branches(table.store) is not None:
         return False
     names = [n.lower() for n in table.field_names]
     if len(set(names)) != len(names):  # Spark matches Parquet columns case-insensitively
+        return False
+    if _METADATA in names:  # it would hide Spark's file metadata column from _kept_rows
         return False
     return all(_native_type(f.type) for f in table.arrow_schema)
 
@@ -112,11 +114,15 @@ def is_raw(split: DataSplit, settings: MergeSettings | None, deletion_vectors: b
 
 def _final_file(split: DataSplit, settings: MergeSettings | None) -> DataFileMeta | None:
     """The file of a split to merge whose rows Spark may read as they are (``final_file``):
-    the Python source leaves its rows out of the merge (``skip-raw-splits``)."""
+    our reader leaves its rows out of the merge (``skip-raw-splits``)."""
     if settings is None or split.bucket == POSTPONE_BUCKET:
         return None
     return final_file(split.files, settings)
 
+
+_METADATA = "_metadata"
+"""Spark's hidden file metadata column (``row_index``, ``file_size``), which a table column of
+that name shadows; ``DataFrame.metadataColumn``, which a shadowed one needs, is pyspark 4."""
 
 _GLOB = frozenset("*?[]{}\\")
 """Characters Spark's file source reads as a glob pattern in a path it is given."""
@@ -143,11 +149,11 @@ def native_frame(
     python_frame: Any,
 ) -> DataFrame | None:
     """The relation of ``opts`` (``filter``, ``columns``, time travel) read by Spark's Parquet
-    reader where it can be, or None when the Python source must read it all.
+    reader where it can be, or None when our reader must read it all.
 
     ``table``: the table with ``opts``' table options applied (the planner's load);
-    ``python_frame(options)``: the Python source's DataFrame for ``options``, for the splits
-    that need a merge.
+    ``python_frame(options)``: our reader's DataFrame for ``options``, for the splits that
+    need a merge.
     """
     flag = opts.get(NATIVE_READ, "true").strip().lower()
     if flag not in ("true", "false"):
@@ -157,7 +163,7 @@ def native_frame(
         )
     if flag == "false" or any(opts.get(k) for k in _PLAN_KEYS) or not eligible(table):
         return None
-    if opts.get(metadata_columns.OPTION):  # the Python source adds them
+    if opts.get(metadata_columns.OPTION):  # our reader adds them
         return None
     filter_text = opts.get("filter")
     predicate = None
@@ -377,7 +383,7 @@ def _kept_rows(
     """The rows of ``rel`` (files of distinct sizes) whose bit is not set in the bitset of
     their file's size (``bitsets``: size -> (path, words)); ``names``: free column names."""
     size, row, bits = names
-    meta = rel.metadataColumn("_metadata")
+    meta = rel[_METADATA]
     words = F.map_from_arrays(
         F.from_json(F.lit(json.dumps(list(bitsets))), _SIZES),
         F.from_json(F.lit(json.dumps([w for _, w in bitsets.values()])), _BITS),

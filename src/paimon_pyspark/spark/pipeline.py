@@ -5,8 +5,6 @@ Each stage prints one progress line, so a long run shows where it is.
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from collections.abc import Callable, Mapping
 from decimal import Decimal
@@ -18,7 +16,6 @@ from pyspark.sql import functions as F
 from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory, FileSystemCatalog
 from paimon_pyspark.procedures import rescale
 from paimon_pyspark.schema import Schema
-from paimon_pyspark.spark import register
 from paimon_pyspark.spark.procedures import compact as spark_compact
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
 
@@ -32,25 +29,6 @@ def progress_printer() -> Progress:
         print(f"  [{time.perf_counter() - start:7.2f}s] {message}", flush=True)
 
     return say
-
-
-def local_session(app: str, master: str = "local[*]") -> SparkSession:
-    """A local session whose Python workers run this interpreter (where we are installed)."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    spark = (
-        SparkSession.builder.master(master)
-        .appName(app)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "8")
-        # no per-row Arrow size check: it halves the speed of writes through Python
-        .config("spark.sql.execution.arrow.maxBytesPerBatch", str(2**31 - 1))
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    register(spark)
-    return spark
 
 
 def orders(spark: SparkSession, rows: int) -> DataFrame:

@@ -1,11 +1,15 @@
 """``paimon_pyspark.spark.read``: a table as a DataFrame, pruned where it is loaded.
 
-Spark does not hand a Python data source the columns a query needs, and filters it pushes are
-unsafe to use (spark/datasource.py), so the rows and columns to read are given here and bound
-to the relation: ``where`` prunes partitions and files by the manifests' stats and filters rows
-exactly, ``columns`` reads only those columns. Queries on the DataFrame may filter further.
-The files that need no merge are read by Spark's own Parquet reader (spark/native.py), which
-also prunes columns and row groups for each query on the DataFrame.
+Spark does not hand a Python reader the columns a query needs, and filters it pushes into a
+Python data source are unsafe to use (spark/datasource.py), so the rows and columns to read are
+given here and bound to the relation: ``where`` prunes partitions and files by the manifests'
+stats and filters rows exactly, ``columns`` reads only those columns. Queries on the DataFrame
+may filter further. The files that need no merge are read by Spark's own Parquet reader
+(spark/native.py), which also prunes columns and row groups for each query on the DataFrame;
+the rest by :func:`payload_read`, a ``mapInArrow`` job over the splits planned here, encoded as
+versioned bytes (spark/relation.py, the code ``format("paimon")`` reads with too). It needs no
+Data Source API and no SparkContext, so the same path runs on pyspark 3.5, 4.x and a Spark
+Connect client. The relation is planned when the DataFrame is made: it reads that snapshot.
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 from paimon_pyspark.catalog.identifiers import parse_table_identifier
 from paimon_pyspark.errors import InvalidArgumentError, describe
+from paimon_pyspark.spark.cluster import default_parallelism, payload_frame
 from paimon_pyspark.spark.native import native_frame
 from paimon_pyspark.spark.reader_options import COLUMNS, FILTER, PARALLELISM
+from paimon_pyspark.spark.relation import Relation, RelationRead, payload_task
 
 
 def read(
@@ -70,22 +77,26 @@ def read(
 
 
 def frame(spark: SparkSession, opts: dict[str, str]) -> DataFrame:
-    """The relation of the source options ``opts``: read by Spark's Parquet reader where the
-    files allow it (spark/native.py), by the Python source otherwise."""
-    from paimon_pyspark.spark.datasource import PaimonPySparkDataSource
-
-    opts.setdefault(PARALLELISM, str(spark.sparkContext.defaultParallelism))
-    # the source's own checks, here, so a bad table, filter or column raises its typed error
-    # rather than Spark's AnalysisException around it
-    source = PaimonPySparkDataSource(opts)
-    source.schema()
-
-    def python_frame(options: Mapping[str, str]) -> DataFrame:
-        # registered only when used: a read of raw files alone never needs it (5 ms a query)
-        spark.dataSource.register(PaimonPySparkDataSource)
-        return spark.read.format(PaimonPySparkDataSource.name()).options(**options).load()
-
+    """The relation of the reader options ``opts``: read by Spark's Parquet reader where the
+    files allow it (spark/native.py), by :func:`payload_read` otherwise."""
+    opts.setdefault(PARALLELISM, str(default_parallelism(spark)))
+    # the relation's checks, here, so a bad table, filter or column raises its typed error
+    relation = Relation(opts)
+    schema = relation.schema()
     native = None
-    if parse_table_identifier(source.identifier)[3] is None:  # t$branch_b too
-        native = native_frame(spark, source.table(), opts, python_frame)
-    return native if native is not None else python_frame(opts)
+    if parse_table_identifier(relation.identifier)[3] is None:  # t$branch_b too
+        native = native_frame(
+            spark, relation.table(), opts, lambda o: payload_read(spark, Relation(o))
+        )
+    return native if native is not None else payload_read(spark, relation, schema)
+
+
+def payload_read(
+    spark: SparkSession, relation: Relation, schema: StructType | None = None
+) -> DataFrame:
+    """The rows of ``relation`` as a ``mapInArrow`` job: planned here, one payload (versioned
+    bytes) per task, each read on an executor (spark/relation.py)."""
+    schema = relation.schema() if schema is None else schema
+    read = relation.read_for(schema, RelationRead)
+    groups = [[payload] for payload in read.plan()]
+    return payload_frame(spark, groups).mapInArrow(payload_task(read), schema)

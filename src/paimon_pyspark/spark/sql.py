@@ -17,6 +17,7 @@ pruned without the user doing anything.
 from __future__ import annotations
 
 import inspect
+import re
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, Mapping
@@ -216,13 +217,12 @@ def sql(
             raise
         return door.run_on_spark(spark, statement)
     except SqlSyntaxError:
-        if (
-            door.paimon_tables(runner._exists, ctx.database, statement)
-            or claims_paimon(statement)
-            or not door.spark_command(spark, statement)
-        ):
+        if door.paimon_tables(runner._exists, ctx.database, statement) or claims_paimon(statement):
             raise
-        return door.run_on_spark(spark, statement)
+        ran = door.spark_command(spark, statement)
+        if ran is None:
+            raise
+        return ran
     if _is_spark_statement(runner, stmt, statement):
         return door.run_on_spark(spark, statement)
     return runner.run(stmt)
@@ -632,30 +632,34 @@ class _Runner:
         return self.query(stmt.tree, stmt.text)
 
     def query(self, tree: exp.Expr, text: str) -> DataFrame:
-        """``tree`` run by Spark, its Paimon table references bound for this query only."""
+        """``tree`` run by Spark, its Paimon table references bound for this query only: each
+        is a DataFrame argument of ``spark.sql`` (a temporary view while a classic session
+        binds the query, a relation inside the query's plan on Spark Connect, which binds it
+        only when it runs)."""
         tree = tree.copy()
         ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
         refs = [t for t in tree.find_all(exp.Table) if self._is_ours(t, ctes)]
         single = len(refs) == 1 and sum(1 for _ in tree.find_all(exp.Table)) == 1
-        views: list[str] = []
-        try:
-            for node in refs:
-                view = f"{VIEW_PREFIX}{uuid.uuid4().hex}"
-                relation, hidden = self._relation(node, text, tree if single else None, tree)
-                relation.createOrReplaceTempView(view)
-                views.append(view)
-                alias = node.args.get("alias")
-                name = self._target(node)[1]
-                bound = exp.Table(this=exp.to_identifier(view))
-                bound.set("alias", alias or exp.TableAlias(this=exp.to_identifier(name)))
-                node.replace(bound)
-                if hidden:
-                    columns = relation.columns[: len(relation.columns) - len(hidden)]
-                    sql_hidden_columns.spell_out_stars(bound, columns)
-            return self.spark.sql(to_sql(tree))
-        finally:
-            for view in views:
-                self.spark.catalog.dropTempView(view)
+        relations: dict[str, Any] = {}  # DataFrames, as spark.sql takes them by keyword
+        for node in refs:
+            view = f"{VIEW_PREFIX}{uuid.uuid4().hex}"
+            relation, hidden = self._relation(node, text, tree if single else None, tree)
+            relations[view] = relation
+            alias = node.args.get("alias")
+            name = self._target(node)[1]
+            bound = exp.Table(this=exp.to_identifier(view))
+            bound.set("alias", alias or exp.TableAlias(this=exp.to_identifier(name)))
+            node.replace(bound)
+            if hidden:
+                columns = relation.columns[: len(relation.columns) - len(hidden)]
+                sql_hidden_columns.spell_out_stars(bound, columns)
+        query = to_sql(tree)
+        if not relations:
+            return self.spark.sql(query)
+        query = query.replace("{", "{{").replace("}", "}}")  # spark.sql formats its kwargs
+        for view in relations:
+            query = re.sub(f"`?{view}`?", f"{{{view}}}", query)
+        return self.spark.sql(query, **relations)
 
     def _is_ours(self, node: exp.Table, ctes: set[str]) -> bool:
         if sql_table_functions.is_table_function(node):

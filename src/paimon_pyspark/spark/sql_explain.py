@@ -3,28 +3,27 @@ Spark's plan of it in Spark's ``plan`` column, as Spark's EXPLAIN returns it."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StringType, StructField, StructType
 
-from paimon_pyspark.errors import UnsupportedStatementError
 from paimon_pyspark.sql.explain import Explain
 
 _PLAN = StructType([StructField("plan", StringType(), True)])
 
 
 def explain(runner: Any, stmt: Explain) -> DataFrame:
-    """``runner``: spark/sql.py's ``_Runner``."""
+    """``runner``: spark/sql.py's ``_Runner``. The plan is the text ``DataFrame.explain``
+    prints, which a classic session and a Spark Connect client both print, and neither
+    returns."""
     data: DataFrame = runner.query(stmt.query, stmt.text)
-    jvm = getattr(runner.spark, "_jvm", None)
-    jdf = getattr(data, "_jdf", None)
-    if jvm is None or jdf is None:
-        raise UnsupportedStatementError(
-            "EXPLAIN of a query over Paimon tables needs a classic (JVM) SparkSession; call "
-            "DataFrame.explain() on paimon_pyspark.spark.sql(spark, query) instead."
-        )
-    plan = str(jvm.PythonSQLUtils.explainString(jdf.queryExecution(), stmt.mode))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        data.explain(mode=stmt.mode)
+    plan = printed.getvalue().removesuffix("\n")
     return runner.spark.createDataFrame([(plan,)], _PLAN)  # type: ignore[no-any-return]
 
 

@@ -38,6 +38,7 @@ from paimon_pyspark.errors import CommitOutcomeUnknownError, OptionError, Unsupp
 from paimon_pyspark.read.bootstrap import bootstrap_splits
 from paimon_pyspark.read.scan import DataSplit
 from paimon_pyspark.read.split_codec import decode_split, encode_split
+from paimon_pyspark.spark.cluster import default_parallelism, task_rows
 from paimon_pyspark.spark.job import TaskResult, WriteJob, driver_result
 from paimon_pyspark.spark.merge_schema import merge_frame, pop_merge_options, session_merge_options
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
@@ -59,6 +60,9 @@ BOOTSTRAP_COLUMN = "_paimon_bootstrap_bucket"
 ROW_KIND_COLUMN = "_paimon_row_kind"
 """The int8 row-kind column a row-level write (spark/dml.py) hands ``run_write``."""
 MAX_BYTES_PER_BATCH = "spark.sql.execution.arrow.maxBytesPerBatch"
+_SPLITS = StructType(
+    [StructField("task", IntegerType(), False), StructField("split", BinaryType(), False)]
+)
 
 
 def write(
@@ -245,7 +249,7 @@ def _plan_dynamic(
     Assigner ``i`` of ``n`` gets every key with ``|hash % n| == i`` of a partition and opens only
     buckets with ``bucket % n == i``, so a key has one bucket whichever task sees it.
     """
-    n = num_assigners(table, df.sparkSession.sparkContext.defaultParallelism)
+    n = num_assigners(table, default_parallelism(df.sparkSession))
     ref = job.ref
     overwrite = job.overwrite is not None
 
@@ -314,7 +318,7 @@ def _plan_cross_partition(
     )  # a merge engine the key index cannot serve fails on the driver
     spark = df.sparkSession
     o = table.options
-    n = max(1, o.dynamic_bucket_assigner_parallelism or spark.sparkContext.defaultParallelism)
+    n = max(1, o.dynamic_bucket_assigner_parallelism or default_parallelism(spark))
     ref = job.ref
     commit_user = job.commit_user
     keys = table.table_schema.trimmed_primary_keys()
@@ -364,7 +368,7 @@ def _plan_cross_partition(
             pinned = ref.load().copy({"scan.snapshot-id": snapshot_id}, time_travel=False)
             read = pinned.new_read_builder().with_projection(keys).new_read()
             for batch in batches:
-                for blob in batch.column(0).to_pylist():
+                for blob in batch.column(1).to_pylist():
                     split: DataSplit = decode_split(blob, pinned.partition_types)
                     rows = read.to_arrow([split])
                     m = rows.num_rows
@@ -381,11 +385,8 @@ def _plan_cross_partition(
                     data = data.append_column(VALUE_KIND, pa.nulls(m, pa.int8()))
                     yield from routed(data, split.bucket)
 
-        payloads = [(encode_split(s),) for s in splits]
-        split_rows = spark.sparkContext.parallelize(payloads, len(payloads))
-        split_df = spark.createDataFrame(
-            split_rows, StructType([StructField("split", BinaryType(), False)])
-        )
+        payloads = [(i, encode_split(s)) for i, s in enumerate(splits)]
+        split_df = task_rows(spark, payloads, _SPLITS, len(payloads))  # one task per split
         incoming = split_df.mapInArrow(read_keys, routed_schema).union(incoming)
 
     def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
