@@ -78,5 +78,5 @@ def test_tasks_get_versioned_payloads_and_no_warehouse_object(
 
 
 def _groups(payloads: list[bytes]) -> list[pa.RecordBatch]:
-    """A task's input as spark/cluster.py ``payload_frame`` lays it out."""
-    return [pa.RecordBatch.from_pydict({"payloads": [payloads]})]
+    """A task's input as spark/read.py lays it out (spark/relation.py ``PAYLOADS``)."""
+    return [pa.RecordBatch.from_pydict({"task": list(range(len(payloads))), "payload": payloads})]

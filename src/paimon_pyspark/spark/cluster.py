@@ -9,13 +9,11 @@ from collections.abc import Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, BinaryType, StructField, StructType
+from pyspark.sql.types import StructType
 
 from paimon_pyspark.spec import murmur
 
 _PARALLELISM: weakref.WeakKeyDictionary[SparkSession, int] = weakref.WeakKeyDictionary()
-PAYLOADS = "payloads"
-"""The column of :func:`payload_frame`: one task's payloads, an array of versioned bytes."""
 
 
 def is_connect(spark: SparkSession) -> bool:
@@ -52,15 +50,6 @@ def default_parallelism(spark: SparkSession) -> int:
     return n
 
 
-def payload_frame(spark: SparkSession, groups: Sequence[Sequence[bytes]]) -> DataFrame:
-    """A DataFrame of one row per group of payloads (versioned bytes: encoded splits, commit
-    inputs), column :data:`PAYLOADS`. Spark lays local rows out as ``parallelize`` does, so
-    up to ``default_parallelism`` groups get a task each; a job maps them with ``mapInArrow``.
-    """
-    schema = StructType([StructField(PAYLOADS, ArrayType(BinaryType(), False), False)])
-    return spark.createDataFrame([(list(g),) for g in groups], schema)
-
-
 def spread(df: DataFrame, index: str, tasks: int) -> DataFrame:
     """``df`` over exactly ``tasks`` tasks, the rows whose int column ``index`` is ``i`` in task
     ``i % tasks``, as an RDD's ``partitionBy`` with the identity lays keys out. Spark's hash
@@ -88,8 +77,8 @@ def task_rows(
 ) -> DataFrame:
     """Local ``rows``, their first column their index ``0..n-1``, for ``tasks`` tasks: with
     ``tasks >= n`` each row in a task of its own, else row ``i`` in task ``i % tasks``. Spark
-    gives up to ``default_parallelism`` local rows a task each itself (see
-    :func:`payload_frame`); other layouts are a :func:`spread`."""
+    gives up to ``default_parallelism`` local rows a task each itself, laying them out as
+    ``parallelize`` does; other layouts are a :func:`spread`."""
     df = spark.createDataFrame(list(rows), schema)
     if len(rows) <= tasks and len(rows) <= default_parallelism(spark):
         return df

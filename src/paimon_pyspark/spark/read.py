@@ -22,10 +22,10 @@ from pyspark.sql.types import StructType
 
 from paimon_pyspark.catalog.identifiers import parse_table_identifier
 from paimon_pyspark.errors import InvalidArgumentError, describe
-from paimon_pyspark.spark.cluster import default_parallelism, payload_frame
+from paimon_pyspark.spark.cluster import default_parallelism, task_rows
 from paimon_pyspark.spark.native import native_frame
 from paimon_pyspark.spark.reader_options import COLUMNS, FILTER, PARALLELISM
-from paimon_pyspark.spark.relation import Relation, RelationRead, payload_task
+from paimon_pyspark.spark.relation import PAYLOADS, Relation, RelationRead, payload_task
 
 
 def read(
@@ -98,5 +98,6 @@ def payload_read(
     bytes) per task, each read on an executor (spark/relation.py)."""
     schema = relation.schema() if schema is None else schema
     read = relation.read_for(schema, RelationRead)
-    groups = [[payload] for payload in read.plan()]
-    return payload_frame(spark, groups).mapInArrow(payload_task(read), schema)
+    payloads = read.plan()
+    rows = task_rows(spark, list(enumerate(payloads)), PAYLOADS, max(1, len(payloads)))
+    return rows.mapInArrow(payload_task(read), schema)

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 from pyspark.sql.types import (
+    BinaryType,
     DataType,
     IntegerType,
     LongType,
@@ -339,17 +340,23 @@ class Relation:
         return names
 
 
+PAYLOADS = StructType(
+    [StructField("task", IntegerType(), False), StructField("payload", BinaryType(), False)]
+)
+"""The rows of a read job: a task index (cluster.task_rows) and one payload of
+:meth:`RelationRead.plan`, versioned bytes."""
+
+
 def payload_task(
     read: RelationRead,
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The ``mapInArrow`` function of a frame of payload groups (spark/cluster.py
-    ``payload_frame``): the rows of every payload of every group its task is given."""
+    """The ``mapInArrow`` function of a frame of :data:`PAYLOADS` rows (spark/cluster.py
+    ``task_rows``, one task per payload): the rows of every payload its task is given."""
 
-    def task(groups: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in groups:
-            for payloads in batch.column(0).to_pylist():
-                for payload in payloads:
-                    yield from read.batches(payload)
+    def task(rows: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in rows:
+            for payload in batch.column(1).to_pylist():
+                yield from read.batches(payload)
 
     return task
 
