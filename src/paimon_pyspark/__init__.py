@@ -2,7 +2,7 @@
 
 from importlib.metadata import version as _installed_version
 
-from paimon_pyspark.catalog import CatalogFactory, FileSystemCatalog
+from paimon_pyspark.catalog import Catalog, CatalogFactory, FileSystemCatalog
 from paimon_pyspark.read.predicate import Predicate, PredicateBuilder
 from paimon_pyspark.schema import Schema
 from paimon_pyspark.spec.commit_message import CommitMessage
@@ -14,6 +14,7 @@ __version__ = _installed_version("paimon-pyspark")
 """The one version is pyproject.toml's ``[project] version``, read from the installed metadata."""
 
 __all__ = [
+    "Catalog",
     "CatalogFactory",
     "CommitMessage",
     "CommitMessageSerializer",

@@ -417,6 +417,35 @@ class IllegalStateError(CatalogError):
     """pypaimon 2.x's IllegalStateError; not raised by paimon_pyspark."""
 
 
+class CatalogLockError(CatalogError):
+    """A catalog's commit lock (the JDBC catalog's ``lock.enabled``) was not acquired within
+    ``lock.acquire-timeout``; the message names the table and the lock. Nothing was committed."""
+
+
+class CatalogConnectionError(CatalogError, OSError):
+    """The catalog's database or server could not be reached, or broke off; the message names
+    the catalog's ``uri``."""
+
+
+class RestCatalogError(CatalogError):
+    """A REST catalog server refused a request: ``status`` is its HTTP status, ``code`` and the
+    message what its ErrorResponse said, the message also names the request."""
+
+    def __init__(self, message: str, status: int = 0, code: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+class NotAuthorizedError(RestCatalogError):
+    """The REST server refused the request's credentials (HTTP 401): no token, or a wrong one."""
+
+
+class ForbiddenError(RestCatalogError):
+    """The REST server refused the request (HTTP 403): a path outside its warehouse, or an
+    object the token may not reach."""
+
+
 DatabaseNoPermissionException = DatabaseNoPermissionError
 TableNoPermissionException = TableNoPermissionError
 ViewNotExistException = ViewNotExistError

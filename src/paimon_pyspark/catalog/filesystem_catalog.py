@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from paimon_pyspark.catalog.catalog import Catalog
 from paimon_pyspark.catalog.identifiers import (
     DB_SUFFIX,
     check_database_name,
@@ -56,11 +57,12 @@ from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.system_tables import SystemTable, load_system_table
 
 
-class FileSystemCatalog:
+class FileSystemCatalog(Catalog):
     def __init__(self, warehouse: str, options: Mapping[str, str] | None = None) -> None:
         self.uri = warehouse
         """The warehouse as given (with its scheme), for processes that open it again."""
         self.options = {str(k): str(v) for k, v in (options or {}).items()}
+        self.options["warehouse"] = warehouse
         self.file_io, self.warehouse = FileIO.for_uri(warehouse, self.options)
 
     def database_path(self, database: str) -> str:
@@ -410,29 +412,3 @@ class FileSystemCatalog:
     def list_branches(self, identifier: str | tuple[str, str]) -> list[str]:
         """Every branch but ``main``, sorted by name."""
         return self.get_table(identifier).branch_manager().branches()
-
-
-class CatalogFactory:
-    """``CatalogFactory.create({"warehouse": path})``, as in pypaimon."""
-
-    @staticmethod
-    def create(catalog_options: Mapping[str, str]) -> FileSystemCatalog:
-        if not isinstance(catalog_options, Mapping):
-            raise InvalidArgumentError(
-                "CatalogFactory.create(options) takes a mapping of catalog options, got "
-                f"{describe(catalog_options)}."
-            )
-        warehouse = catalog_options.get("warehouse")
-        if not warehouse:
-            raise CatalogError("Catalog option 'warehouse' is required.")
-        if not isinstance(warehouse, str):
-            raise InvalidArgumentError(
-                "CatalogFactory.create(options): option 'warehouse' is a path or URI string, "
-                f"got {describe(warehouse)}."
-            )
-        metastore = catalog_options.get("metastore", "filesystem")
-        if metastore != "filesystem":
-            raise CatalogError(
-                f"Catalog metastore '{metastore}' is not supported; only 'filesystem'."
-            )
-        return FileSystemCatalog(warehouse, catalog_options)

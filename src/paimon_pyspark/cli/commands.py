@@ -10,7 +10,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory, FileSystemCatalog
+from paimon_pyspark.catalog import Catalog, CatalogFactory
 from paimon_pyspark.cli import inspect_tables
 from paimon_pyspark.cli import procedures as procedure_commands
 from paimon_pyspark.cli.failures import failure
@@ -69,7 +69,7 @@ def _run(args: argparse.Namespace) -> Report:
     return _on_spark(args, catalog, fs)
 
 
-def _on_spark(args: argparse.Namespace, catalog: FileSystemCatalog, fs: dict[str, str]) -> Report:
+def _on_spark(args: argparse.Namespace, catalog: Catalog, fs: dict[str, str]) -> Report:
     from paimon_pyspark.cli.load import load
     from paimon_pyspark.cli.progress import JobProgress, committed
     from paimon_pyspark.cli.session import spark_session

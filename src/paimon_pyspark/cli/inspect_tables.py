@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.cli.output import Report, View
 
 SNAPSHOT_COLUMNS = (
@@ -21,14 +21,14 @@ SNAPSHOT_COLUMNS = (
 )
 
 
-def _rows(catalog: FileSystemCatalog, table: str, system: str) -> list[dict[str, Any]]:
+def _rows(catalog: Catalog, table: str, system: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = (
         catalog.get_system_table(f"{table}${system}").to_arrow().to_pylist()
     )
     return rows
 
 
-def tables(catalog: FileSystemCatalog) -> Report:
+def tables(catalog: Catalog) -> Report:
     names = [
         f"{database}.{name}"
         for database in catalog.list_databases()
@@ -41,7 +41,7 @@ def tables(catalog: FileSystemCatalog) -> Report:
     )
 
 
-def show(catalog: FileSystemCatalog, table: str) -> Report:
+def show(catalog: Catalog, table: str) -> Report:
     catalog.get_table(table)  # a missing table raises here, named
     schema = _rows(catalog, table, "schemas")[-1]
     fields = json.loads(schema["fields"])
@@ -121,7 +121,7 @@ def _key_kind(name: str, partition_keys: list[str], primary_keys: list[str]) -> 
     return ", ".join(kinds)
 
 
-def snapshots(catalog: FileSystemCatalog, table: str) -> Report:
+def snapshots(catalog: Catalog, table: str) -> Report:
     catalog.get_table(table)
     rows = _rows(catalog, table, "snapshots")
     return Report(

@@ -17,7 +17,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from rich.console import Console
 
-from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.catalog.identifiers import parse_identifier
 from paimon_pyspark.cli.output import Report, View
 from paimon_pyspark.cli.progress import JobProgress, committed
@@ -25,7 +25,7 @@ from paimon_pyspark.errors import DatabaseNotExistError, TableNotExistError
 from paimon_pyspark.spark.write import write
 
 
-def _exists(catalog: FileSystemCatalog, table: str) -> tuple[bool, bool]:
+def _exists(catalog: Catalog, table: str) -> tuple[bool, bool]:
     """(database exists, table exists)."""
     database, _ = parse_identifier(table)
     try:
@@ -39,11 +39,11 @@ def _exists(catalog: FileSystemCatalog, table: str) -> tuple[bool, bool]:
     return True, True
 
 
-def _latest(catalog: FileSystemCatalog, table: str) -> int | None:
+def _latest(catalog: Catalog, table: str) -> int | None:
     return catalog.get_table(table).snapshot_manager.latest_id()
 
 
-def _drop_created(catalog: FileSystemCatalog, table: str, had_db: bool) -> None:
+def _drop_created(catalog: Catalog, table: str, had_db: bool) -> None:
     """Drop the table this command created, if nothing was committed to it, and then its
     database if this command created that too and it is empty."""
     database, _ = parse_identifier(table)
@@ -58,7 +58,7 @@ def _drop_created(catalog: FileSystemCatalog, table: str, had_db: bool) -> None:
 
 def load(
     spark: SparkSession,
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     args: argparse.Namespace,
     options: dict[str, str],
     fs: dict[str, str],

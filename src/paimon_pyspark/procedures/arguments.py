@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.compact.plan import PartitionFilter
 from paimon_pyspark.compact.sort import NONE, SortOrder, check_sortable, parse_sort_order
 from paimon_pyspark.errors import (
@@ -331,7 +331,7 @@ def parse_mode(mode: str | None) -> str | None:
     return m
 
 
-def tables_of(catalog: FileSystemCatalog, table: str) -> list[str]:
+def tables_of(catalog: Catalog, table: str) -> list[str]:
     """``['db.t']`` (the catalog checks the name when it loads it), or every table of ``db``
     for ``'db.*'``."""
     if not isinstance(table, str) or not table.strip():

@@ -12,7 +12,7 @@ the same order). maintenance/branches.py does the work; ``table`` may name a bra
 
 from __future__ import annotations
 
-from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.errors import InvalidArgumentError, describe
 from paimon_pyspark.maintenance import branches as br
 
@@ -41,7 +41,7 @@ def _flag(procedure: str, name: str, value: object) -> bool:
 
 
 def create_branch(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     branch: str,
     tag: str | None = None,
@@ -58,7 +58,7 @@ def create_branch(
     br.create_branch(store, branch_name, tag_name, ignore)
 
 
-def delete_branch(catalog: FileSystemCatalog, table: str, branch: str) -> list[str]:
+def delete_branch(catalog: Catalog, table: str, branch: str) -> list[str]:
     """Delete the comma-separated branches of ``table``; returns their names (Java's
     ``CALL sys.delete_branch``, Table.deleteBranches)."""
     names = _text("delete_branch", "branch", branch)
@@ -66,7 +66,7 @@ def delete_branch(catalog: FileSystemCatalog, table: str, branch: str) -> list[s
     return br.drop_branches(catalog.get_table(table).store, names)
 
 
-def rename_branch(catalog: FileSystemCatalog, table: str, from_branch: str, to_branch: str) -> None:
+def rename_branch(catalog: Catalog, table: str, from_branch: str, to_branch: str) -> None:
     """Rename branch ``from_branch`` of ``table`` to ``to_branch``."""
     name = "rename_branch"
     source = _text(name, "from_branch", from_branch)
@@ -75,7 +75,7 @@ def rename_branch(catalog: FileSystemCatalog, table: str, from_branch: str, to_b
     br.rename_branch(catalog.get_table(table).store, source, target)
 
 
-def fast_forward(catalog: FileSystemCatalog, table: str, branch: str) -> None:
+def fast_forward(catalog: Catalog, table: str, branch: str) -> None:
     """Make ``table`` (its main branch, or the ``$branch_x`` it names) what ``branch`` is."""
     branch_name = _text("fast_forward", "branch", branch)
     assert branch_name is not None

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.errors import CompactArgumentError, InvalidArgumentError, describe
 from paimon_pyspark.io.data_file import local_now_millis
 from paimon_pyspark.maintenance import tags as tag_ops
@@ -193,7 +193,7 @@ def rewrite_file_index(
 
 
 def expire_snapshots(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     retain_max: int | None = None,
     retain_min: int | None = None,
@@ -227,7 +227,7 @@ def expire_snapshots(
 
 
 def expire_changelogs(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     retain_max: int | None = None,
     retain_min: int | None = None,
@@ -363,7 +363,7 @@ def _tag_snapshot_arg(procedure: str, snapshot_id: object, snapshot: object) -> 
 
 
 def create_tag(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     tag: str,
     snapshot_id: int | str | None = None,
@@ -384,7 +384,7 @@ def create_tag(
 
 
 def replace_tag(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     tag: str,
     snapshot_id: int | str | None = None,
@@ -405,7 +405,7 @@ def replace_tag(
 
 
 def rename_tag(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     tag: str | None = None,
     target_tag: str | None = None,
@@ -437,7 +437,7 @@ def rename_tag(
     tag_ops.rename_tag(catalog.get_table(table).store, given[0], given[1])
 
 
-def delete_tag(catalog: FileSystemCatalog, table: str, tag: str) -> None:
+def delete_tag(catalog: Catalog, table: str, tag: str) -> None:
     """Delete the tags ``tag`` of ``table``: one name or several separated by commas.
 
     Java's ``CALL sys.delete_tag(`table` => 'db.t', tag => 'v1,v2')`` (DeleteTagProcedure,
@@ -451,7 +451,7 @@ def delete_tag(catalog: FileSystemCatalog, table: str, tag: str) -> None:
 
 
 def rollback(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     version: str | int | None = None,
     snapshot: int | str | None = None,
@@ -490,7 +490,7 @@ def rollback(
 
 
 def rollback_to(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     tag: str | None = None,
     snapshot_id: int | str | None = None,
@@ -508,7 +508,7 @@ def rollback_to(
 
 
 def _rollback(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     snapshot_id: int | None,
     tag_name: str | None,
@@ -527,7 +527,7 @@ def _rollback(
 
 
 def reset_consumer(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     consumer_id: str,
     next_snapshot_id: int | str | None = None,
@@ -560,7 +560,7 @@ def reset_consumer(
 
 
 def clear_consumers(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     including_consumers: str | None = None,
     excluding_consumers: str | None = None,

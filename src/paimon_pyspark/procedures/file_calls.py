@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, runtime_checkable
 
-from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.commit.file_store_commit import new_store_commit
 from paimon_pyspark.commit.truncate import truncate
 from paimon_pyspark.errors import CompactArgumentError, InvalidArgumentError, describe
@@ -52,7 +52,7 @@ PURGE_RESULT = "Success"
 # --- purge_files -------------------------------------------------------------------------------
 
 
-def purge_files(catalog: FileSystemCatalog, table: str) -> str:
+def purge_files(catalog: Catalog, table: str) -> str:
     """Empty ``table`` and delete every file it no longer needs; returns Java's ``'Success'``.
 
     Java's ``CALL sys.purge_files(`table` => 'db.t')`` (FileStoreTable.purgeFiles), in its
@@ -94,7 +94,7 @@ def purge(store: FileStore) -> None:
 
 
 def compact_manifest(
-    catalog: FileSystemCatalog, table: str, options: str | Mapping[str, Any] | None = None
+    catalog: Catalog, table: str, options: str | Mapping[str, Any] | None = None
 ) -> int | None:
     """Merge the manifests of ``table``'s latest snapshot into as few as
     ``manifest.target-file-size`` allows, with no DELETE entry left; returns the id of the

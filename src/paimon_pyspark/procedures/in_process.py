@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar, cast
 
-from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.compact.plan import written_only
 from paimon_pyspark.errors import CommitOutcomeUnknownError
 from paimon_pyspark.procedures.pipeline import (
@@ -31,7 +31,7 @@ R = TypeVar("R")
 
 
 class InProcessRunner(ProcedureRunner):
-    def __init__(self, catalog: FileSystemCatalog) -> None:
+    def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
 
     def run(self, plan: ProcedurePlan[In, Unit], say: Progress) -> int | None:
@@ -65,12 +65,12 @@ def _key(pair: tuple[int, object]) -> int:
 
 def in_process(
     procedure: Callable[Concatenate[ProcedureRunner, P], R],
-) -> Callable[Concatenate[FileSystemCatalog, P], R]:
+) -> Callable[Concatenate[Catalog, P], R]:
     """``procedure`` run in this process on the tables of ``catalog``."""
 
-    def call(catalog: FileSystemCatalog, *args: P.args, **kwargs: P.kwargs) -> R:
+    def call(catalog: Catalog, *args: P.args, **kwargs: P.kwargs) -> R:
         return procedure(InProcessRunner(catalog), *args, **kwargs)
 
     doc = "Runs in this process; the tables come from ``catalog``."
     # Concatenate types its leading parameter positional-only; ``call`` takes it by keyword too
-    return cast(Callable[Concatenate[FileSystemCatalog, P], R], bound(call, procedure, doc))
+    return cast(Callable[Concatenate[Catalog, P], R], bound(call, procedure, doc))

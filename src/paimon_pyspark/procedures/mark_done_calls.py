@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.errors import InvalidArgumentError, describe
 from paimon_pyspark.maintenance.partition_mark_done import (
     mark_done_actions,
@@ -16,7 +16,7 @@ from paimon_pyspark.procedures.arguments import parse_partitions
 
 
 def mark_partition_done(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     partitions: str | Sequence[Mapping[str, Any]],
 ) -> list[str]:

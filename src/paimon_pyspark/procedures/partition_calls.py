@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.errors import InvalidArgumentError, describe
 from paimon_pyspark.maintenance import partition_expire as pe
 from paimon_pyspark.procedures.arguments import parse_options
@@ -26,7 +26,7 @@ from paimon_pyspark.store import clock
 
 
 def expire_partitions(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     expiration_time: str | None = None,
     timestamp_formatter: str | None = None,

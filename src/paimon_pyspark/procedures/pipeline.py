@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
-from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.commit.overwrite import Overwrite
 from paimon_pyspark.errors import CompactArgumentError
 from paimon_pyspark.maintenance.orphan_files import OrphanFilesClean, OrphanFilesResult
@@ -119,7 +119,7 @@ class ProcedureRunner(ABC):
     """Runs a ProcedurePlan and commits its result, and the orphan-file clean of a table;
     ``catalog`` is where procedures load the tables they are called on."""
 
-    catalog: FileSystemCatalog
+    catalog: Catalog
 
     @abstractmethod
     def run(self, plan: ProcedurePlan[In, Unit], say: Progress) -> int | None:

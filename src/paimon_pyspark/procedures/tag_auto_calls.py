@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.errors import InvalidArgumentError, describe
 from paimon_pyspark.maintenance.expire import parse_timestamp_ms
 from paimon_pyspark.maintenance.tag_automatic import expire_tags as _expire_tags
@@ -23,7 +23,7 @@ NO_EXPIRED_TAGS = "No expired tags."
 """The one row Java's ExpireTagsProcedure answers when no tag expired."""
 
 
-def expire_tags(catalog: FileSystemCatalog, table: str, older_than: str | None = None) -> list[str]:
+def expire_tags(catalog: Catalog, table: str, older_than: str | None = None) -> list[str]:
     """Delete the tags of ``table`` past their ``time_retained`` and, with ``older_than``
     (``'yyyy-MM-dd[ HH:mm:ss[.SSS]]'``, local time), every tag created before it (a tag
     without a creation time by its file's modification time); returns their names.
@@ -45,7 +45,7 @@ def expire_tags(catalog: FileSystemCatalog, table: str, older_than: str | None =
     return _expire_tags(catalog.get_table(table).store, cutoff)
 
 
-def trigger_tag_automatic_creation(catalog: FileSystemCatalog, table: str) -> bool:
+def trigger_tag_automatic_creation(catalog: Catalog, table: str) -> bool:
     """Create the automatic tags ``table``'s snapshots are due (``tag.automatic-creation`` =
     ``process-time`` or ``watermark``; nothing for ``none`` and ``batch``), then expire tags
     by time unless ``tag.time-expire-enabled`` is false; True, as Java's Spark procedure

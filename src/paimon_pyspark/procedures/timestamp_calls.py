@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from paimon_pyspark.catalog.filesystem_catalog import FileSystemCatalog
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.errors import InvalidArgumentError, describe
 from paimon_pyspark.maintenance import tags as tag_ops
 from paimon_pyspark.procedures.calls import RollbackResult
@@ -200,7 +200,7 @@ def _result(tag: str, snapshot: Snapshot) -> CreateTagResult:
 
 
 def create_tag_from_timestamp(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     tag: str,
     timestamp: int | str | None = None,
@@ -240,7 +240,7 @@ def create_tag_from_timestamp(
 
 
 def create_tag_from_watermark(
-    catalog: FileSystemCatalog,
+    catalog: Catalog,
     table: str,
     tag: str,
     watermark: int | str,
@@ -282,7 +282,7 @@ def create_tag_from_watermark(
 
 
 def _rollback_found(
-    catalog: FileSystemCatalog, table: str, procedure: str, value: int, by_watermark: bool
+    catalog: Catalog, table: str, procedure: str, value: int, by_watermark: bool
 ) -> RollbackResult:
     store = catalog.get_table(table).store
     sm = store.snapshot_manager
@@ -303,9 +303,7 @@ def _rollback_found(
     return RollbackResult(latest, tag_ops.rollback_to(store, found.id))
 
 
-def rollback_to_timestamp(
-    catalog: FileSystemCatalog, table: str, timestamp: int | str
-) -> RollbackResult:
+def rollback_to_timestamp(catalog: Catalog, table: str, timestamp: int | str) -> RollbackResult:
     """Roll ``table`` back to its latest snapshot committed at or before ``timestamp`` (epoch
     milliseconds); returns (previous latest, rolled back to).
 
@@ -321,9 +319,7 @@ def rollback_to_timestamp(
     return _rollback_found(catalog, table, name, millis, by_watermark=False)
 
 
-def rollback_to_watermark(
-    catalog: FileSystemCatalog, table: str, watermark: int | str
-) -> RollbackResult:
+def rollback_to_watermark(catalog: Catalog, table: str, watermark: int | str) -> RollbackResult:
     """Roll ``table`` back to its latest snapshot whose watermark is at or before
     ``watermark``; returns (previous latest, rolled back to).
 

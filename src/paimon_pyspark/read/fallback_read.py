@@ -113,7 +113,9 @@ def two_branches(store: FileStore) -> TwoBranches | None:
         return None
     dynamic = _other_options(store, name)
     base = store.name.split("$", 1)[0]
-    other = FileStore(store.file_io, store.path, f"{base}$branch_{name}", schema, dynamic)
+    other = FileStore(
+        store.file_io, store.path, f"{base}$branch_{name}", schema, dynamic, store.snapshot_commit
+    )
     _check_same_columns(store, other)
     return TwoBranches(store, other, fallback is not None)
 

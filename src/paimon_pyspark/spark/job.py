@@ -52,7 +52,7 @@ import pyarrow as pa
 from pyspark import TaskContext
 
 from paimon_pyspark.bucket.door_assigner import AgreedBuckets
-from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
+from paimon_pyspark.catalog import CatalogFactory
 from paimon_pyspark.commit.overwrite import Overwrite
 from paimon_pyspark.compact.plan import plan_compaction, run_task, written_only
 from paimon_pyspark.errors import (

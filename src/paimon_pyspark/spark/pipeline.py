@@ -13,7 +13,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory, FileSystemCatalog
+from paimon_pyspark.catalog import Catalog, CatalogFactory
 from paimon_pyspark.procedures import rescale
 from paimon_pyspark.schema import Schema
 from paimon_pyspark.spark.procedures import compact as spark_compact
@@ -117,7 +117,7 @@ Compact = Callable[[str], object]
 
 
 def postpone_seed(
-    catalog: FileSystemCatalog, name: str, compact: Compact, say: Progress
+    catalog: Catalog, name: str, compact: Compact, say: Progress
 ) -> list[tuple[str, list[int]]]:
     """The seed's postpone-bucket scenario on table ``name``; the visible order ids per step.
 

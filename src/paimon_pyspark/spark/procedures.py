@@ -57,7 +57,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory, FileSystemCatalog
+from paimon_pyspark.catalog import Catalog, CatalogFactory
 from paimon_pyspark.fs.options import fs_options
 from paimon_pyspark.maintenance.orphan_files import (
     OrphanFile,
@@ -106,10 +106,10 @@ class PipelineRef(TableRef, Generic[In, Unit]):
 
 
 class SparkRunner(ProcedureRunner):
-    def __init__(self, spark: SparkSession, warehouse: str | FileSystemCatalog) -> None:
+    def __init__(self, spark: SparkSession, warehouse: str | Catalog) -> None:
         """``warehouse``: its URI, or a catalog (which carries the filesystem options)."""
         self.spark = spark
-        if isinstance(warehouse, FileSystemCatalog):
+        if isinstance(warehouse, Catalog):
             self.catalog = warehouse
         else:
             self.catalog = CatalogFactory.create({"warehouse": warehouse})
@@ -415,12 +415,10 @@ def _run_fn(job: WriteJob, ref: PipelineRef[In, Unit]) -> TaskFn:
 
 def on_spark(
     procedure: Callable[Concatenate[ProcedureRunner, P], R],
-) -> Callable[Concatenate[SparkSession, str | FileSystemCatalog, P], R]:
+) -> Callable[Concatenate[SparkSession, str | Catalog, P], R]:
     """``procedure`` run as a Spark job on ``spark`` over the tables of ``warehouse``."""
 
-    def call(
-        spark: SparkSession, warehouse: str | FileSystemCatalog, *args: P.args, **kwargs: P.kwargs
-    ) -> R:
+    def call(spark: SparkSession, warehouse: str | Catalog, *args: P.args, **kwargs: P.kwargs) -> R:
         return procedure(SparkRunner(spark, warehouse), *args, **kwargs)
 
     doc = (
@@ -429,7 +427,7 @@ def on_spark(
     )
     # Concatenate types its leading parameters positional-only; ``call`` takes them by keyword too
     return cast(
-        Callable[Concatenate[SparkSession, str | FileSystemCatalog, P], R],
+        Callable[Concatenate[SparkSession, str | Catalog, P], R],
         bound(call, procedure, doc),
     )
 

@@ -36,7 +36,7 @@ from pyspark.sql.types import (
 )
 from sqlglot import TokenType, exp
 
-from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory, FileSystemCatalog
+from paimon_pyspark.catalog import Catalog, CatalogFactory
 from paimon_pyspark.catalog.identifiers import parse_table_identifier
 from paimon_pyspark.errors import (
     CatalogError,
@@ -316,9 +316,7 @@ class _Runner:
         self.ctx = ctx
         self.warehouse = warehouse
         self.options = fs_options(options)
-        self.catalog: FileSystemCatalog = CatalogFactory.create(
-            {**self.options, "warehouse": warehouse}
-        )
+        self.catalog: Catalog = CatalogFactory.create({**self.options, "warehouse": warehouse})
         self.dynamic = session_options(spark)
 
     def run(self, stmt: Statement) -> DataFrame:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from paimon_pyspark.catalog.filesystem_catalog import CatalogFactory
+from paimon_pyspark.catalog import CatalogFactory
 from paimon_pyspark.catalog.identifiers import parse_identifier
 from paimon_pyspark.commit.overwrite import Overwrite
 from paimon_pyspark.errors import (

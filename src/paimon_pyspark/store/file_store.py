@@ -44,6 +44,7 @@ from paimon_pyspark.store.managers import (
 )
 from paimon_pyspark.store.manifest_io import ManifestIO
 from paimon_pyspark.store.paths import bucket_dir, partition_path, partition_value_string
+from paimon_pyspark.store.snapshot_commit import SnapshotCommit
 from paimon_pyspark.types.arrow import to_arrow_schema
 from paimon_pyspark.types.data_types import CharType, DataField, DataType
 
@@ -77,12 +78,17 @@ class FileStore:
         name: str,
         schema: TableSchema,
         dynamic_options: Mapping[str, str] | None = None,
+        snapshot_commit: SnapshotCommit | None = None,
     ) -> None:
         self.file_io = file_io
         self.path = path
         self.name = name
         self.table_schema = schema
         self.dynamic_options = dict(dynamic_options or {})
+        self.snapshot_commit = snapshot_commit
+        """The catalog's way of publishing a snapshot (store/snapshot_commit.py); None for the
+        store's create-if-absent. Kept by every store derived from this one; not by a store
+        another process reopens (store_ref), which never commits."""
         _check_immutable(schema.options, self.dynamic_options, name)
         merged = dict(schema.options)
         merged.update(self.dynamic_options)
@@ -173,7 +179,7 @@ class FileStore:
         branch = normalize_branch(new.get(BRANCH_OPTION, self.branch))
         if branch != self.branch:
             schema = self.branch_schema(branch)
-        return FileStore(file_io, self.path, self.name, schema, merged)
+        return FileStore(file_io, self.path, self.name, schema, merged, self.snapshot_commit)
 
     def branch_schema(self, branch: str) -> TableSchema:
         """The latest schema of ``branch`` of this table (Java's switchToBranch reads it);
@@ -267,7 +273,7 @@ class FileStore:
 
     @cached_property
     def snapshot_manager(self) -> SnapshotManager:
-        return SnapshotManager(self.file_io, self.branch_path)
+        return SnapshotManager(self.file_io, self.branch_path, self.snapshot_commit, self.branch)
 
     @cached_property
     def schema_manager(self) -> SchemaManager:

@@ -28,6 +28,7 @@ from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, reco
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store import clock
 from paimon_pyspark.store.schema_change import SchemaChange, apply_changes
+from paimon_pyspark.store.snapshot_commit import SnapshotCommit
 
 _SNAPSHOT_RE = re.compile(r"^snapshot-(\d+)$")
 _SCHEMA_RE = re.compile(r"^schema-(\d+)$")
@@ -106,9 +107,19 @@ class SchemaManager:
 
 
 class SnapshotManager:
-    def __init__(self, file_io: FileIO, table_path: str) -> None:
+    def __init__(
+        self,
+        file_io: FileIO,
+        table_path: str,
+        snapshot_commit: SnapshotCommit | None = None,
+        branch: str = "main",
+    ) -> None:
         self.file_io = file_io
         self.snapshot_dir = os.path.join(table_path, "snapshot")
+        self.snapshot_commit = snapshot_commit
+        """How :meth:`try_publish` puts a snapshot in: None for the store's create-if-absent,
+        else the catalog's (store/snapshot_commit.py)."""
+        self.branch = branch
 
     def snapshot_path(self, snapshot_id: int) -> str:
         return os.path.join(self.snapshot_dir, f"snapshot-{snapshot_id}")
@@ -251,6 +262,13 @@ class SnapshotManager:
             return None
 
     def try_publish(self, snapshot: Snapshot) -> bool:
+        """Put ``snapshot`` in at its id, the catalog's way if it has one; False if another
+        writer took the id."""
+        if self.snapshot_commit is not None:
+            return self.snapshot_commit.commit(self, snapshot, self.branch)
+        return self.publish_file(snapshot)
+
+    def publish_file(self, snapshot: Snapshot) -> bool:
         """Atomically create ``snapshot-<id>``; False if another writer took the id."""
         self.file_io.mkdirs(self.snapshot_dir)
         return self.file_io.try_write_atomic(

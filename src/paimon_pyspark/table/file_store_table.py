@@ -37,6 +37,7 @@ from paimon_pyspark.store.external_paths import ExternalPaths
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.store.managers import SchemaManager
 from paimon_pyspark.store.manifest_io import ManifestIO
+from paimon_pyspark.store.snapshot_commit import SnapshotCommit
 from paimon_pyspark.table.append_delete import delete_rows
 from paimon_pyspark.table.branch_manager import BranchManager
 from paimon_pyspark.table.snapshot_manager import TableSnapshotManager
@@ -54,15 +55,21 @@ class FileStoreTable:
         name: str,
         schema: TableSchema,
         dynamic_options: Mapping[str, str] | None = None,
+        snapshot_commit: SnapshotCommit | None = None,
     ) -> None:
-        self.store = FileStore(file_io, path, name, schema, dynamic_options)
+        self.store = FileStore(file_io, path, name, schema, dynamic_options, snapshot_commit)
         check_merge_options(self.store.options.options, schema.fields, schema.primary_keys, name)
 
     @staticmethod
     def of(store: FileStore) -> FileStoreTable:
         """The facade over ``store`` (a distributed task that was handed the store)."""
         return FileStoreTable(
-            store.file_io, store.path, store.name, store.table_schema, store.dynamic_options
+            store.file_io,
+            store.path,
+            store.name,
+            store.table_schema,
+            store.dynamic_options,
+            store.snapshot_commit,
         )
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
@@ -348,4 +355,6 @@ def _with_snapshot_schema(store: FileStore) -> FileStore:
     if snapshot is None or snapshot.schema_id == store.table_schema.id:
         return store
     schema = store.schema_manager.schema(snapshot.schema_id)
-    return FileStore(store.file_io, store.path, store.name, schema, store.dynamic_options)
+    return FileStore(
+        store.file_io, store.path, store.name, schema, store.dynamic_options, store.snapshot_commit
+    )

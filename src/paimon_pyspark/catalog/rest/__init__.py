@@ -1,0 +1,1 @@
+"""A client of Paimon's REST catalog API (Java's ``RESTCatalog``, pypaimon's)."""
