@@ -1,0 +1,1 @@
+"""The REST catalog server: Paimon's REST catalog API over a warehouse (the ``rest`` extra)."""
