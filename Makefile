@@ -17,6 +17,10 @@ PAIMON_S3_JAR := $(JAVA_DIR)/paimon-s3-$(PAIMON_JAVA_VERSION).jar
 # tests/interop/test_merge_into_java.py: the only one on Maven Central here is for Spark 3.5
 # (Paimon 0.9.0), so it runs on pyspark 3.5 in its own venv.
 PAIMON_SPARK_JAR := $(JAVA_DIR)/paimon-spark-3.5-0.9.0.jar
+# JDBC drivers for Java's JdbcCatalog (tests/interop/test_jdbc_catalog_java.py), beside the bundle
+# on the oracle's runtime classpath: SQLite (its native library unpacks itself to tmp) and PostgreSQL.
+SQLITE_JDBC_JAR := $(JAVA_DIR)/sqlite-jdbc-3.54.1.0.jar
+POSTGRES_JDBC_JAR := $(JAVA_DIR)/postgresql-42.7.14.jar
 ORACLE_CLASSES := $(JAVA_DIR)/classes/.stamp
 ORACLE_SRC := $(wildcard tests/interop/java/*.java)
 
@@ -73,6 +77,14 @@ $(PAIMON_S3_JAR):
 	mvn -q -B dependency:copy -Dartifact=org.apache.paimon:paimon-s3:$(PAIMON_JAVA_VERSION) \
 		-DoutputDirectory=$(JAVA_DIR)
 
+$(SQLITE_JDBC_JAR):
+	mkdir -p $(JAVA_DIR)
+	mvn -q -B dependency:copy -Dartifact=org.xerial:sqlite-jdbc:3.54.1.0 -DoutputDirectory=$(JAVA_DIR)
+
+$(POSTGRES_JDBC_JAR):
+	mkdir -p $(JAVA_DIR)
+	mvn -q -B dependency:copy -Dartifact=org.postgresql:postgresql:42.7.14 -DoutputDirectory=$(JAVA_DIR)
+
 $(ORACLE_CLASSES): $(PAIMON_JAR) $(PAIMON_S3_JAR) $(ORACLE_SRC) $(VENV)/.stamp
 	mkdir -p $(JAVA_DIR)/classes
 	javac -nowarn -d $(JAVA_DIR)/classes \
@@ -96,7 +108,17 @@ typecheck: $(VENV)/.stamp
 
 PYTEST := PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider
 PYTEST_DEPS := $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(ORACLE_CLASSES) $(PYSPARK_MATRIX_STAMPS) \
-	$(WHEEL_VENV)/.stamp $(SPARK35_VENV)/.stamp $(PAIMON_SPARK_JAR)
+	$(WHEEL_VENV)/.stamp $(SPARK35_VENV)/.stamp $(PAIMON_SPARK_JAR) $(SQLITE_JDBC_JAR) $(POSTGRES_JDBC_JAR)
+
+# Debian's PostgreSQL server (initdb, pg_ctl) for the JDBC catalog's tests and bench: they start
+# their own on 127.0.0.1 (tests/catalogs/postgres.py); installed once if missing (needs root).
+POSTGRES_SERVER := .cache/postgresql.stamp
+$(POSTGRES_SERVER):
+	@mkdir -p $(@D)
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends postgresql; }
+	touch $@
+PYTEST_DEPS += $(POSTGRES_SERVER)
 
 pytest: $(PYTEST_DEPS)
 	$(PYTEST) $(PYTEST_ARGS)
@@ -168,6 +190,7 @@ bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(LAKES_VENV)/.stamp bench-java $(
 	$(PY) bench/pk_write_compaction.py
 	$(PY) bench/spark_read_queries.py
 	$(PY) bench/changelog_producers.py
+	$(PY) bench/catalog_commits.py
 
 # Issue 36's soak runs (tests/soak/soak_run.py; tests/soak/test_soak.py is the short one in make
 # test): three writers, a compactor and a SIGKILL every 3-8 s, snapshots expiring after 1 s.

@@ -25,6 +25,9 @@ from pathlib import Path
 import pyspark
 import pytest
 from pyspark.sql import SparkSession
+from tests.catalogs.hive_metastore import hive_metastore  # noqa: F401  (one per session)
+from tests.catalogs.postgres import postgres_server  # noqa: F401  (one per session)
+from tests.catalogs.rest_server import rest_server  # noqa: F401  (one REST server per module)
 from tests.s3_server import S3Server
 
 from paimon_pyspark import CatalogFactory, FileSystemCatalog

@@ -18,11 +18,11 @@ asks, and stops at the end.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 from tests.connect.connect_server import (
     DOORS_SCRIPT,
     PROJECT_ROOT,
@@ -34,6 +34,7 @@ from tests.connect.connect_server import (
     start_connect_server,
     stop_process,
 )
+from tests.doors_script import results as doors_results
 from tests.interop.java_oracle import JavaOracle
 
 HERE = Path(__file__).resolve().parent
@@ -77,32 +78,37 @@ def java_oracle() -> Iterator[JavaOracle]:
 
 @pytest.fixture(scope="session")
 def doors_elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DoorsElsewhere]:
-    """tests/doors_script.py on a classic 4.3 and a classic 3.5 session, started at once in the
-    background (each a driver of its own, in a warehouse of its own) so that they run while
-    the Connect client does: the three runs cost the wall time of about one."""
-
-    def start(python: Path, name: str) -> Pending:
-        workdir = tmp_path_factory.mktemp(name)
-        return Pending([python, DOORS_SCRIPT, "local", workdir], workdir, str(python))
-
-    classic = start(Path(sys.executable), "doors-classic")
-    pyspark35 = start(PYSPARK35, "doors-pyspark35") if PYSPARK35.is_file() else None
+    """tests/doors_script.py on a classic pyspark 3.5 session (a driver of its own, in a
+    warehouse of its own), started in the background so that it runs while the Connect client
+    does. The classic 4.3 run needs no driver of its own (``doors_on_connect``)."""
+    pyspark35 = None
+    if PYSPARK35.is_file():
+        workdir = tmp_path_factory.mktemp("doors-pyspark35")
+        pyspark35 = Pending([PYSPARK35, DOORS_SCRIPT, "local", workdir], workdir, str(PYSPARK35))
     try:
-        yield DoorsElsewhere(classic, pyspark35)
+        yield DoorsElsewhere(pyspark35)
     finally:
-        for pending in (classic, pyspark35):
-            if pending is not None:
-                pending.stop()
+        if pyspark35 is not None:
+            pyspark35.stop()
 
 
 @pytest.fixture(scope="session")
 def doors_on_connect(
     doors_elsewhere: DoorsElsewhere,
     connect_server: ConnectServer,
+    spark: SparkSession,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> DoorsRun:
     """tests/doors_script.py run once by a Connect client, for every test that checks it; the
-    classic runs (``doors_elsewhere``) start first, to run beside it."""
+    pyspark 3.5 run (``doors_elsewhere``) starts first, to run beside it. While the client
+    runs, this process runs the script on the tests' own classic ``spark`` session, with the
+    state other tests leave on it (its tables are in a warehouse of its own): a driver of its
+    own would start and warm up another JVM for the same steps."""
     workdir = tmp_path_factory.mktemp("doors-connect")
-    results = connect_server.run_client(DOORS_SCRIPT, str(workdir), cwd=workdir)
-    return DoorsRun(results, workdir / "warehouse")
+    client = connect_server.start_client(DOORS_SCRIPT, str(workdir), cwd=workdir)
+    try:
+        classic = doors_results(spark, str(tmp_path_factory.mktemp("doors-classic")))
+        results = client.result()
+    finally:
+        client.stop()
+    return DoorsRun(results, workdir / "warehouse", classic)

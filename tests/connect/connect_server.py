@@ -167,14 +167,21 @@ class ConnectServer:
     def log_tail(self) -> str:
         return _tail(self.log)
 
+    def start_client(self, script: str | Path, *args: str, cwd: Path) -> Pending:
+        """Start ``script`` in a fresh interpreter of this venv as ``script <url> *args``, in
+        the background; the script connects with ``SparkSession.builder.remote(url)``."""
+        assert self.alive(), f"the Connect server died:\n{self.log_tail()}"
+        return Pending([sys.executable, str(script), self.url, *args], cwd)
+
     def run_client(
         self, script: str | Path, *args: str, cwd: Path, timeout: float = CLIENT_TIMEOUT
     ) -> Any:
-        """Run ``script`` in a fresh interpreter of this venv as ``script <url> *args`` and
-        return the JSON object it prints last; the script connects with
-        ``SparkSession.builder.remote(url)``."""
-        assert self.alive(), f"the Connect server died:\n{self.log_tail()}"
-        return run_json([sys.executable, str(script), self.url, *args], cwd, timeout)
+        """Run ``script`` as ``start_client`` does and return the JSON object it prints last."""
+        pending = self.start_client(script, *args, cwd=cwd)
+        try:
+            return pending.result(timeout)
+        finally:
+            pending.stop()
 
 
 def start_connect_server(workdir: Path) -> ConnectServer:
@@ -231,16 +238,17 @@ def start_connect_server(workdir: Path) -> ConnectServer:
 
 @dataclass(frozen=True)
 class DoorsRun:
-    """What tests/doors_script.py printed, and the warehouse its tables are in."""
+    """What tests/doors_script.py printed on a Connect client, and the warehouse its tables
+    are in; ``classic``: what the same script returned on the tests' own session meanwhile."""
 
     results: dict[str, Any]
     warehouse: Path
+    classic: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class DoorsElsewhere:
-    """tests/doors_script.py running on classic sessions in the background: pyspark 4.3 in this
-    venv, and pyspark 3.5 in ``.venv-pyspark35`` (None when that venv is missing)."""
+    """tests/doors_script.py running on a classic session in the background: pyspark 3.5 in
+    ``.venv-pyspark35`` (None when that venv is missing)."""
 
-    classic: Pending
     pyspark35: Pending | None

@@ -8,16 +8,17 @@ other. pyspark 3.5 has no Python Data Source: its steps through ``format("paimon
 Structured Streaming must raise ``UnsupportedPysparkError`` naming what is missing and what to
 use instead, and every other step must work there.
 
-The classic sessions are subprocesses started when the Connect run starts, so the three run at
-once (conftest.py ``doors_elsewhere``); the 4.3 one is a driver of its own rather than pytest's
-session, with the state other tests leave on it."""
+The 3.5 session is a subprocess started when the Connect run starts (conftest.py
+``doors_elsewhere``), and the classic 4.3 run is the tests' own ``spark`` session, in this
+process while the Connect client runs (conftest.py ``doors_on_connect``), with the state other
+tests leave on it: the three run at once, and no third driver starts and warms up a JVM."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from tests.connect.connect_server import PYSPARK35, DoorsElsewhere
+from tests.connect.connect_server import PYSPARK35, DoorsElsewhere, DoorsRun
 from tests.connect.doors_expected import EXPECTED, diff
 from tests.venvs import missing
 
@@ -40,9 +41,9 @@ def _on_connect(request: pytest.FixtureRequest) -> dict[str, Any]:
 
 
 def test_classic_43_and_connect_give_the_same_results(
-    doors_elsewhere: DoorsElsewhere, request: pytest.FixtureRequest
+    doors_on_connect: DoorsRun, request: pytest.FixtureRequest
 ) -> None:
-    classic = doors_elsewhere.classic.result()
+    classic = doors_on_connect.classic
     assert (classic["connect"], classic["datasource_api"]) == (False, True)
     assert classic["jvm_in_process"] is True  # the check the Connect run must fail
     assert classic["pyspark"].startswith("4."), classic["pyspark"]

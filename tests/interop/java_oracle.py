@@ -110,6 +110,14 @@ def s3_plugin_jar(paimon_jar: Path) -> Path:
     return paimon_jar.with_name(f"paimon-s3-{version}")
 
 
+def jdbc_driver_jars(paimon_jar: Path) -> list[Path]:
+    """The SQLite and PostgreSQL JDBC drivers ``make`` puts beside the bundle, for Java's
+    JdbcCatalog (tests/interop/test_jdbc_catalog_java.py)."""
+    return sorted(
+        [*paimon_jar.parent.glob("sqlite-jdbc-*.jar"), *paimon_jar.parent.glob("postgresql-*.jar")]
+    )
+
+
 class JavaOracle:
     """One JVM running Java Paimon's catalog, reader, writer and bucket function."""
 
@@ -127,6 +135,7 @@ class JavaOracle:
         s3_jar = s3_plugin_jar(paimon_jar)
         self.s3_jar: Path | None = s3_jar if s3_jar.is_file() else None
         plugins = [str(self.s3_jar)] if self.s3_jar else []
+        plugins += [str(j) for j in jdbc_driver_jars(paimon_jar)]
         classpath = os.pathsep.join([str(paimon_jar), *plugins, str(classes_dir), str(jars / "*")])
         self._log: IO[str] | None = open(log_path, "w") if log_path else None  # noqa: SIM115
         started = time.monotonic()

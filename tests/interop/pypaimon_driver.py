@@ -14,6 +14,11 @@ Commands (JSON object on argv[1], or on stdin when argv is empty):
   "mode"?: "append" | "overwrite", "static_partition"?: {...}}``; ``commits`` > 1 splits the
   rows into that many consecutive slices, one snapshot each.
 
+- ``{"cmd": "list_tables", "warehouse", "database"}`` answers ``{"tables": [sorted names]}``.
+
+Every command may carry ``"catalog_options": {...}`` (for example ``metastore = rest``, ``uri``,
+``token.provider``, ``token``): they open the catalog together with ``warehouse``.
+
 Success prints a JSON object (with the ``pid`` that ran the command) on stdout; failure
 prints ``{"error", "type", "traceback"}`` on stderr and exits with status 1.
 
@@ -44,12 +49,13 @@ import pyarrow.ipc
 from pypaimon import CatalogFactory, Schema
 
 
-def _catalog(warehouse: str) -> Any:
-    return CatalogFactory.create({"warehouse": warehouse})
+def _catalog(cmd: dict[str, Any]) -> Any:
+    options = {str(k): str(v) for k, v in (cmd.get("catalog_options") or {}).items()}
+    return CatalogFactory.create({**options, "warehouse": cmd["warehouse"]})
 
 
 def _table(cmd: dict[str, Any]) -> Any:
-    return _catalog(cmd["warehouse"]).get_table(cmd["table"])
+    return _catalog(cmd).get_table(cmd["table"])
 
 
 def _read_ipc(path: str) -> pa.Table:
@@ -79,7 +85,7 @@ def cmd_read(cmd: dict[str, Any]) -> dict[str, Any]:
 
 def cmd_create(cmd: dict[str, Any]) -> dict[str, Any]:
     """Create database and table; the Arrow schema goes through pypaimon's own type mapping."""
-    catalog = _catalog(cmd["warehouse"])
+    catalog = _catalog(cmd)
     database = cmd["table"].split(".", 1)[0]
     catalog.create_database(database, True)
     arrow_schema = _read_ipc(cmd["schema"]).schema
@@ -146,7 +152,17 @@ def cmd_write(cmd: dict[str, Any]) -> dict[str, Any]:
     return {"snapshots": snapshots}
 
 
-COMMANDS = {"read": cmd_read, "create": cmd_create, "write": cmd_write}
+def cmd_list_tables(cmd: dict[str, Any]) -> dict[str, Any]:
+    """The table names of one database, as the catalog lists them."""
+    return {"tables": sorted(_catalog(cmd).list_tables(cmd["database"]))}
+
+
+COMMANDS = {
+    "read": cmd_read,
+    "create": cmd_create,
+    "write": cmd_write,
+    "list_tables": cmd_list_tables,
+}
 
 
 def main(argv: list[str]) -> int:

@@ -167,6 +167,21 @@ class PypaimonOracle:
         self.timeout = timeout
         self._server: _ForkServer | None = None
         self._lock = threading.Lock()
+        self._catalog_options: dict[str, dict[str, str]] = {}
+
+    def set_catalog_options(
+        self, warehouse: str | os.PathLike[str], options: Mapping[str, str]
+    ) -> None:
+        """Every later call on ``warehouse`` opens pypaimon's catalog with these options too (for
+        its REST catalog: ``metastore``, ``uri``, ``token.provider``, ``token``)."""
+        self._catalog_options[os.fspath(warehouse)] = {str(k): str(v) for k, v in options.items()}
+
+    def list_tables(self, warehouse: str | os.PathLike[str], database: str) -> list[str]:
+        """The table names of ``database``, sorted, as pypaimon's catalog lists them."""
+        reply = self._run(
+            {"cmd": "list_tables", "warehouse": os.fspath(warehouse), "database": database}
+        )
+        return [str(name) for name in reply["tables"]]
 
     def close(self) -> None:
         """Stop the fork server, if a call started one."""
@@ -267,6 +282,9 @@ class PypaimonOracle:
 
     def _run(self, command: dict[str, Any]) -> dict[str, Any]:
         """Run one driver command; any failure becomes an AssertionError with pypaimon's stderr."""
+        options = self._catalog_options.get(str(command.get("warehouse")))
+        if options:
+            command = {**command, "catalog_options": options}
         server = self._fork_server()
         with tempfile.TemporaryDirectory(prefix="pypaimon-call-") as tmp:
             stdout_path, stderr_path = Path(tmp) / "stdout", Path(tmp) / "stderr"

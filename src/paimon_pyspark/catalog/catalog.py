@@ -13,11 +13,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from paimon_pyspark.errors import InvalidArgumentError, describe
+from paimon_pyspark.store.schema_change import SchemaChange
+
 if TYPE_CHECKING:
     from paimon_pyspark.catalog.partitions import PagedList, Partition
     from paimon_pyspark.fs.file_io import FileIO
     from paimon_pyspark.schema import Schema
-    from paimon_pyspark.store.schema_change import SchemaChange
     from paimon_pyspark.table.file_store_table import FileStoreTable
     from paimon_pyspark.table.system_tables import SystemTable
 
@@ -35,7 +37,7 @@ class Catalog(ABC):
 
     @property
     def metastore(self) -> str:
-        """``filesystem``, ``jdbc`` or ``rest``: Java's ``metastore`` option."""
+        """``filesystem``, ``jdbc``, ``rest`` or ``hive``: Java's ``metastore`` option."""
         return self.options.get("metastore", "filesystem")
 
     def close(self) -> None:
@@ -142,3 +144,20 @@ class Catalog(ABC):
 
     @abstractmethod
     def list_branches(self, identifier: str | tuple[str, str]) -> list[str]: ...
+
+
+def check_schema_changes(table: str, changes: object) -> None:
+    """InvalidArgumentError unless ``changes`` is a list of SchemaChange (``alter_table``'s
+    argument, checked before any catalog is asked)."""
+    if isinstance(changes, SchemaChange) or not isinstance(changes, Sequence):
+        raise InvalidArgumentError(
+            f"alter_table('{table}'): changes must be a list of SchemaChange, got "
+            f"{describe(changes)}."
+        )
+    for change in changes:
+        if not isinstance(change, SchemaChange):
+            raise InvalidArgumentError(
+                f"alter_table('{table}'): every change is a SchemaChange "
+                f"(SchemaChange.add_column, SchemaChange.set_option, ...), got "
+                f"{describe(change)}."
+            )

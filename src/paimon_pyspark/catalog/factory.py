@@ -1,8 +1,8 @@
 """``CatalogFactory.create(options)``: the catalog Java's ``metastore`` option names.
 
 ``filesystem`` (the default), ``jdbc`` (``catalog/jdbc/``: SQLite through Python's sqlite3,
-PostgreSQL through psycopg) and ``rest`` (``catalog/rest/``: a client of Paimon's REST catalog
-API). Java's ``hive`` is refused with UnsupportedOptionError: no Hive Metastore is tested here.
+PostgreSQL through psycopg), ``rest`` (``catalog/rest/``: a client of Paimon's REST catalog
+API) and ``hive`` (``catalog/hive/``: a Hive Metastore over Thrift, the ``hive`` extra).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from paimon_pyspark.errors import (
 )
 
 METASTORE = "metastore"
-METASTORES = ("filesystem", "jdbc", "rest")
+METASTORES = ("filesystem", "jdbc", "rest", "hive")
 
 
 class CatalogFactory:
@@ -54,8 +54,11 @@ class CatalogFactory:
             from paimon_pyspark.catalog.jdbc.catalog import JdbcCatalog
 
             return JdbcCatalog(warehouse, options)
+        if metastore == "hive":
+            from paimon_pyspark.catalog.hive.catalog import HiveCatalog
+
+            return HiveCatalog(warehouse, options)
         raise UnsupportedOptionError(
             f"Catalog option '{METASTORE}' = '{catalog_options.get(METASTORE)}' is not "
-            f"supported; paimon_pyspark has {', '.join(METASTORES)} (Java's 'hive' is not "
-            "implemented: no Hive Metastore is tested here)."
+            f"supported; paimon_pyspark has {', '.join(METASTORES)}."
         )

@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from paimon_pyspark.catalog.catalog import Catalog
+from paimon_pyspark.catalog.catalog import Catalog, check_schema_changes
 from paimon_pyspark.catalog.identifiers import (
     DB_SUFFIX,
     check_database_name,
@@ -53,6 +53,7 @@ from paimon_pyspark.store.branches import branch_path, is_main_branch
 from paimon_pyspark.store.file_store import BRANCH_OPTION
 from paimon_pyspark.store.managers import SchemaManager, SnapshotManager
 from paimon_pyspark.store.schema_change import SchemaChange
+from paimon_pyspark.store.snapshot_commit import SnapshotCommit
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.system_tables import SystemTable, load_system_table
 
@@ -175,8 +176,11 @@ class FileSystemCatalog(Catalog):
             if not self.file_io.exists(self.database_path(db)):
                 raise DatabaseNotExistError(db)
             raise TableNotExistError(full)
+        publish = self.snapshot_commit(db, name)
         if branch is None or is_main_branch(branch):
-            return FileStoreTable(self.file_io.with_options(schema.options), path, full, schema)
+            return FileStoreTable(
+                self.file_io.with_options(schema.options), path, full, schema, None, publish
+            )
         branch_schema = SchemaManager(self.file_io, branch_path(path, branch)).latest()
         if branch_schema is None:
             raise BranchNotExistError(branch, full)
@@ -186,7 +190,13 @@ class FileSystemCatalog(Catalog):
             f"{full}$branch_{branch}",
             branch_schema,
             {BRANCH_OPTION: branch},
+            publish,
         )
+
+    def snapshot_commit(self, database: str, table: str) -> SnapshotCommit | None:
+        """How ``database.table`` publishes its snapshots (store/snapshot_commit.py): None, the
+        store's create-if-absent; the JDBC and Hive catalogs publish under their lock."""
+        return None
 
     def get_system_table(self, identifier: str | tuple[str, str]) -> SystemTable:
         """The system table ``'db.t$<name>'`` (snapshots, schemas, options, files, manifests,
@@ -244,18 +254,7 @@ class FileSystemCatalog(Catalog):
                 raise BranchNotExistError(branch, full)
             full = f"{full}$branch_{branch}"
             dynamic = {BRANCH_OPTION: branch}
-        if isinstance(changes, SchemaChange) or not isinstance(changes, Sequence):
-            raise InvalidArgumentError(
-                f"alter_table('{full}'): changes must be a list of SchemaChange, got "
-                f"{describe(changes)}."
-            )
-        for change in changes:
-            if not isinstance(change, SchemaChange):
-                raise InvalidArgumentError(
-                    f"alter_table('{full}'): every change is a SchemaChange "
-                    f"(SchemaChange.add_column, SchemaChange.set_option, ...), got "
-                    f"{describe(change)}."
-                )
+        check_schema_changes(full, changes)
         manager = SchemaManager(self.file_io, path)
         if not manager.list_ids():
             if ignore_if_not_exists:

@@ -11,10 +11,13 @@ paimon-pyspark show db.t --warehouse W
 paimon-pyspark snapshots db.t --warehouse W
 paimon-pyspark sql --warehouse W [-e "STATEMENTS" | -f script.sql]
 paimon-pyspark demo [--warehouse DIR] [--rows N]
+paimon-pyspark rest-server --warehouse W --port P --token-file F [--host H] [--log-file L]
 
 Every command takes ``--json`` (one JSON document on stdout), ``--verbose`` (Spark's logs and
-console progress, and the traceback of a failure) and ``--catalog-option k=v`` (the warehouse's
-filesystem options, such as ``s3.endpoint``). The commands that run Spark take ``--master``, or
+console progress, and the traceback of a failure) and ``--catalog-option k=v`` (repeatable: the
+catalog's options with Java's names, ``metastore=jdbc`` or ``rest``, ``uri``, ``jdbc.user``,
+``token``, ..., and the warehouse's filesystem options, such as ``s3.endpoint``; ``sql`` takes
+them too, ``demo`` only writes a local directory). The commands that run Spark take ``--master``, or
 ``--remote sc://host:port`` to run through a Spark Connect server (cli/session.py). A failure
 prints one line, ``error: <table>: <cause>``, with the typed error's message, and exits with
 code 2.
@@ -46,7 +49,8 @@ def _common() -> argparse.ArgumentParser:
         default=[],
         type=_key_value,
         metavar="KEY=VALUE",
-        help="filesystem option of the warehouse (s3.endpoint, ...)",
+        help="catalog option, Java's names (metastore=jdbc|rest, uri=..., jdbc.user=..., "
+        "token=...), or a filesystem option of the warehouse (s3.endpoint, ...)",
     )
     common.add_argument("--json", action="store_true", help="print one JSON document")
     common.add_argument(
@@ -140,7 +144,13 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("-e", dest="execute", metavar="STATEMENTS", help="statements to run")
     source.add_argument("-f", dest="file", metavar="SCRIPT", help="a SQL script ('-': stdin)")
     sql.add_argument(
-        "--option", action="append", default=[], metavar="KEY=VALUE", help="catalog option"
+        "--catalog-option",
+        "--option",
+        dest="option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="catalog option (metastore, uri, jdbc.*, token, s3.*, ...)",
     )
     sql.add_argument("--echo", action="store_true", help="print each statement before its result")
     sql.add_argument("--max-rows", type=int, default=1000, help="rows printed per result")
@@ -148,12 +158,20 @@ def _parser() -> argparse.ArgumentParser:
     _remote_argument(sql)
     sql.add_argument("--json", action="store_true", help="all results as one JSON document")
     sql.add_argument("--verbose", action="store_true", help="Spark's logs; tracebacks")
+
+    from paimon_pyspark.server.cli import add_parser as add_rest_server
+
+    add_rest_server(sub, _key_value)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Parse, then run; the parser needs only the core install, so ``--help`` always works."""
     args = _parser().parse_args(argv)
+    if args.command == "rest-server":  # needs the rest extra, not Spark
+        from paimon_pyspark.server.cli import run as run_rest_server
+
+        return run_rest_server(args)
     try:
         from paimon_pyspark.cli import commands
     except ImportError as e:

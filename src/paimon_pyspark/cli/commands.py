@@ -15,7 +15,7 @@ from paimon_pyspark.cli import inspect_tables
 from paimon_pyspark.cli import procedures as procedure_commands
 from paimon_pyspark.cli.failures import failure
 from paimon_pyspark.cli.output import Report, View, dumps, render, stderr_console
-from paimon_pyspark.cli.sql import run_sql
+from paimon_pyspark.cli.sql import run_sql, warehouse_option
 
 EXIT_FAILURE = 2
 EXIT_INTERRUPTED = 130
@@ -46,13 +46,9 @@ def _subject(args: argparse.Namespace) -> str | None:
     return str(table) if table else getattr(args, "warehouse", None)
 
 
-def _warehouse(text: str) -> str:
-    return text if "://" in text else str(Path(text).resolve())
-
-
 def _run(args: argparse.Namespace) -> Report:
     fs = dict(args.catalog_option)
-    catalog = CatalogFactory.create({**fs, "warehouse": _warehouse(args.warehouse)})
+    catalog = CatalogFactory.create({**fs, "warehouse": warehouse_option(args.warehouse, fs)})
     if args.command == "tables":
         return inspect_tables.tables(catalog)
     if args.command == "show":

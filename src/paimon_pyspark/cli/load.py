@@ -65,13 +65,15 @@ def load(
     console: Console,
     show_progress: bool,
 ) -> Report:
-    """``options``: the table options of the write (``--option``), ``fs``: the warehouse's
-    filesystem options (``--catalog-option``)."""
+    """``options``: the table options of the write (``--option``), ``fs``: the catalog's
+    options (``--catalog-option``); the write reopens ``catalog`` from its own options."""
     table = args.table
     start = time.perf_counter()
     had_db, had_table = _exists(catalog, table)
     before = _latest(catalog, table) if had_table else None
-    write_options: dict[str, Any] = {**fs, **options}
+    warehouse = catalog.options.get("warehouse", catalog.uri)
+    opened = {k: v for k, v in catalog.options.items() if k != "warehouse"}
+    write_options: dict[str, Any] = {**fs, **opened, **options}
     if args.create:
         write_options["create"] = "true"
         if args.partition_keys:
@@ -90,7 +92,7 @@ def load(
             # the Connect server with --remote
             df = reader.load(args.input if "://" in args.input else str(Path(args.input).resolve()))
             job.say("writing")
-            write(df, catalog.uri, table, args.mode, write_options)
+            write(df, warehouse, table, args.mode, write_options)
             result = committed(catalog.get_table(table), before)
             job.done(result)
     except BaseException:

@@ -11,7 +11,7 @@ import datetime
 import logging
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -42,11 +42,19 @@ def _key_value(text: str) -> tuple[str, str]:
 Run = Callable[[str], "DataFrame"]
 
 
+def warehouse_option(text: str, options: Mapping[str, str]) -> str:
+    """The warehouse as the catalog takes it: a local path made absolute (Spark's driver may
+    run elsewhere), a URI as it is, a REST catalog's warehouse (a name the server knows) as
+    it is."""
+    rest = options.get("metastore", "").strip().lower() == "rest"
+    return text if rest or "://" in text else str(Path(text).resolve())
+
+
 def run_sql(args: argparse.Namespace) -> int:
     """``paimon-pyspark sql``: a script (-e, -f) stops at its first failing statement with exit
     code 2; the prompt reports a failure and goes on."""
     options = dict(_key_value(o) for o in args.option)
-    warehouse = args.warehouse if "://" in args.warehouse else str(Path(args.warehouse).resolve())
+    warehouse = warehouse_option(args.warehouse, options)
     statements: list[tuple[int, int, str]] | None = None
     if args.execute is not None or args.file is not None:
         try:

@@ -3,6 +3,8 @@
 ``register(spark)`` makes ``format("paimon")`` (and the clash-free ``format("paimon_pyspark")``)
 available on a session; importing this package registers them on the active session, if any.
 ``write(df, warehouse, "db.t")`` writes with the right shuffle for every bucket mode;
+every door takes the catalog's options (``metastore = jdbc`` or ``rest``, ``uri``, ...) with the
+table options (docs/catalogs.md);
 ``read(spark, warehouse, "db.t", where=..., columns=...)`` reads only the rows and columns asked;
 ``sql(spark, "...", warehouse=...)`` runs Paimon's SQL statements (docs/sql.md).
 """
@@ -29,7 +31,8 @@ def register(
     options: Mapping[str, Any] | None = None,
 ) -> None:
     """Register the sources on ``spark`` (or the active session); with ``warehouse`` (and its
-    filesystem ``options``), make it the default warehouse of ``sql(spark, ...)`` and, in an
+    catalog's ``options``: ``metastore``, ``uri``, ``jdbc.*``, ``token``, the filesystem's
+    ``s3.*``), make it the default warehouse of ``sql(spark, ...)`` and, in an
     IPython shell, install the ``%%paimon_sql`` cell magic (spark/magic.py).
 
     On a pyspark without the Python Data Source API (3.5) no source is registered and only the

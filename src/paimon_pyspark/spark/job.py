@@ -47,12 +47,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import pyarrow as pa
 from pyspark import TaskContext
 
 from paimon_pyspark.bucket.door_assigner import AgreedBuckets
-from paimon_pyspark.catalog import CatalogFactory
+from paimon_pyspark.catalog import Catalog, CatalogFactory
+from paimon_pyspark.catalog.identifiers import parse_table_identifier
 from paimon_pyspark.commit.overwrite import Overwrite
 from paimon_pyspark.compact.plan import plan_compaction, run_task, written_only
 from paimon_pyspark.errors import (
@@ -60,13 +62,18 @@ from paimon_pyspark.errors import (
     CorruptRecordError,
     InvalidCommitMessageError,
     PaimonError,
+    TableNotExistError,
 )
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
+from paimon_pyspark.store.branches import branch_path, is_main_branch
 from paimon_pyspark.store.bucket_mode import BucketMode
 from paimon_pyspark.store.deletion_vectors import index_handler_of
+from paimon_pyspark.store.file_store import BRANCH_OPTION
+from paimon_pyspark.store.managers import SchemaManager
 from paimon_pyspark.table.file_store_table import FileStoreTable
+from paimon_pyspark.table.system_tables import SystemTable, load_system_table
 from paimon_pyspark.table.table_commit import TableCommit
 from paimon_pyspark.table.write_builder import BatchWriteBuilder
 from paimon_pyspark.write.agreed_buckets import (
@@ -94,21 +101,90 @@ LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class TableRef:
-    """What an executor needs to open the table; Spark ships it to every task.
+class StoreLocation:
+    """Where a table's files are: its directory as a URI and the filesystem options its store
+    opens with (``s3.*``, ``fs.single-writer``), as the driver's catalog gave them."""
 
-    ``options``: the table's dynamic options; ``catalog_options``: the filesystem options
-    (``s3.*``) the executors open the warehouse with, as the driver did."""
+    uri: str
+    fs_options: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """What a process needs to open the table; Spark ships it to every task.
+
+    ``options``: the table's dynamic options; ``catalog_options``: every option of the catalog
+    (``metastore``, ``uri``, ``jdbc.*``, ``token``, the filesystem's ``s3.*``) but the
+    warehouse, with which the driver reopens the catalog (``CatalogFactory.create``).
+
+    Only the driver (and the Python workers Spark runs a Data Source's planning and commit in,
+    on the driver) opens the catalog: a Spark task opens the table's directory only, at the
+    :class:`StoreLocation` the driver's catalog gave, so executors never reach a JDBC database
+    or a REST server, and a table they open has no SnapshotCommit: commits stay on the driver.
+    The catalog options still travel inside the pickled job (a Data Source's writer object
+    writes on the executors and commits in a driver worker), but no task uses them, and the
+    ref's repr leaves them out (a REST token, a JDBC password)."""
 
     warehouse: str
     identifier: str
     options: dict[str, str] = field(default_factory=dict)
-    catalog_options: dict[str, str] = field(default_factory=dict)
+    catalog_options: dict[str, str] = field(default_factory=dict, repr=False)
+    store: StoreLocation | None = field(default=None, compare=False)
+
+    def catalog(self) -> Catalog:
+        """The catalog, opened again from its options (on the driver)."""
+        return CatalogFactory.create({**self.catalog_options, "warehouse": self.warehouse})
 
     def load(self) -> FileStoreTable:
-        catalog = CatalogFactory.create({**self.catalog_options, "warehouse": self.warehouse})
-        table = catalog.get_table(self.identifier)
+        """The table: from its directory in a Spark task, from the catalog elsewhere."""
+        if self.store is not None and TaskContext.get() is not None:
+            table = table_at(self.store, self.identifier)
+        else:
+            table = self.catalog().get_table(self.identifier)
+            if self.store is None:
+                object.__setattr__(self, "store", location_of(table))
         return table.copy(self.options) if self.options else table
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled with the table's location, found now if no load found it yet: a task
+        that unpickles it opens that directory, never the catalog."""
+        if self.store is None and TaskContext.get() is None:
+            with contextlib.suppress(PaimonError):  # no table yet: whoever loads it fails
+                TableRef.load(self)
+        return dict(self.__dict__)
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+
+
+def location_of(table: FileStoreTable | SystemTable) -> StoreLocation:
+    """Where ``table`` (a system table: its data table) keeps its files."""
+    store = table.data_store if isinstance(table, SystemTable) else table.store
+    io = store.file_io
+    return StoreLocation(io.describe(store.path), tuple(sorted(io.options.raw.items())))
+
+
+def table_at(location: StoreLocation, identifier: str) -> FileStoreTable:
+    """The table ``identifier`` (``db.t``, ``db.t$branch_b``, ``db.t$files``) from its
+    directory alone, with its latest schema, as the catalog's ``get_table`` gives it but
+    with no SnapshotCommit: what a Spark task opens."""
+    db, name, branch, system = parse_table_identifier(identifier)
+    full = f"{db}.{name}"
+    file_io, path = FileIO.for_uri(location.uri, dict(location.fs_options))
+    dynamic: dict[str, str] = {}
+    schema_dir = path
+    if branch is not None and not is_main_branch(branch):
+        schema_dir = branch_path(path, branch)
+        dynamic[BRANCH_OPTION] = branch
+    schema = SchemaManager(file_io, schema_dir).latest()
+    if schema is None:
+        raise TableNotExistError(full, f"Its directory {location.uri} holds no schema.")
+    label = f"{full}$branch_{branch}" if dynamic else full
+    table = FileStoreTable(file_io.with_options(schema.options), path, label, schema, dynamic)
+    if system is not None:
+        return cast(FileStoreTable, load_system_table(table.store, system))
+    return table
 
 
 @dataclass(frozen=True)

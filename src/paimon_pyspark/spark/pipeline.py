@@ -13,11 +13,12 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from paimon_pyspark.catalog import Catalog, CatalogFactory
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.procedures import rescale
 from paimon_pyspark.schema import Schema
 from paimon_pyspark.spark.procedures import compact as spark_compact
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
+from paimon_pyspark.spark.tables import catalog_options, open_catalog
 
 Progress = Callable[[str], None]
 
@@ -52,13 +53,28 @@ def write_paimon(df: DataFrame, warehouse: str, table: str, options: Mapping[str
     writer.mode("append").save()
 
 
-def read_paimon(spark: SparkSession, warehouse: str, table: str) -> DataFrame:
-    return spark.read.format("paimon").option("warehouse", warehouse).option("table", table).load()
+def read_paimon(
+    spark: SparkSession, warehouse: str, table: str, options: Mapping[str, str] | None = None
+) -> DataFrame:
+    """``table`` through ``format("paimon")``, its catalog opened with the catalog options
+    among ``options`` (``metastore``, ``uri``, ``s3.*``, ...)."""
+    reader = spark.read.format("paimon").option("warehouse", warehouse).option("table", table)
+    for k, v in catalog_options(options or {}).items():
+        reader = reader.option(k, v)
+    return reader.load()
 
 
-def demo(spark: SparkSession, warehouse: str, rows: int, say: Progress) -> None:
-    """Create the seed tables, land ``rows`` generated orders in each, read them back."""
-    catalog = CatalogFactory.create({"warehouse": warehouse})
+def demo(
+    spark: SparkSession,
+    warehouse: str,
+    rows: int,
+    say: Progress,
+    options: Mapping[str, str] | None = None,
+) -> None:
+    """Create the seed tables, land ``rows`` generated orders in each, read them back;
+    ``options``: the catalog's (``metastore``, ``uri``, ...), the filesystem catalog's none."""
+    options = catalog_options(options or {})
+    catalog = open_catalog(warehouse, options)
     catalog.create_database("demo", ignore_if_exists=True)
     data = orders(spark, rows)
     arrow_schema = spark_arrow_schema(data.schema)
@@ -74,10 +90,10 @@ def demo(spark: SparkSession, warehouse: str, rows: int, say: Progress) -> None:
     )
     say("created demo.orders (bucket = 2, bucket-key = order_id) and demo.orders_by_day")
     for name in ("demo.orders", "demo.orders_by_day"):
-        write_paimon(data, warehouse, name, {})
+        write_paimon(data, warehouse, name, options)
         snapshot = catalog.get_table(name).snapshot_manager.latest_id()
         say(f"wrote {rows:,} rows into {name} with df.write.format('paimon') (snapshot {snapshot})")
-        back = read_paimon(spark, warehouse, name)
+        back = read_paimon(spark, warehouse, name, options)
         say(f"read back {back.count():,} rows from {name} with spark.read.format('paimon')")
         summary = back.groupBy("status").agg(
             F.count("*").alias("orders"), F.sum("amount").alias("amount")
@@ -85,14 +101,16 @@ def demo(spark: SparkSession, warehouse: str, rows: int, say: Progress) -> None:
         for row in summary.orderBy("status").collect():
             status, count, amount = row["status"], row["orders"], row["amount"]
             print(f"      {status:<8} orders={count:>10,} amount={amount:>16,.2f}")
-    day = read_paimon(spark, warehouse, "demo.orders_by_day").where("order_date = '2026-11-02'")
+    day = read_paimon(spark, warehouse, "demo.orders_by_day", options).where(
+        "order_date = '2026-11-02'"
+    )
     say(f"filtered read of partition order_date=2026-11-02: {day.count():,} rows")
     say("postpone bucket (bucket = -2): the seed's scenario, compactions as Spark jobs")
     catalog.drop_table("demo.postpone_bucket_table", ignore_if_not_exists=True)
     postpone_seed(
         catalog,
         "demo.postpone_bucket_table",
-        lambda name: spark_compact(spark, warehouse, name, compact_strategy="full"),
+        lambda name: spark_compact(spark, catalog, name, compact_strategy="full"),
         say,
     )
 
@@ -203,11 +221,11 @@ def load(
     df = reader.load(input_path)
     say(f"opened {input_format} input {input_path} ({len(df.columns)} columns)")
     write_paimon(df, warehouse, table, options)
-    paimon_table = CatalogFactory.create({"warehouse": warehouse}).get_table(table)
+    paimon_table = open_catalog(warehouse, options).get_table(table)
     snapshot = paimon_table.snapshot_manager.latest()
     total = snapshot.total_record_count if snapshot else 0
     say(
         f"committed snapshot {snapshot.id if snapshot else '-'} of {table}: {total:,} rows in table"
     )
-    back = read_paimon(spark, warehouse, table)
+    back = read_paimon(spark, warehouse, table, options)
     say(f"read back {back.count():,} rows; schema {spark_schema(paimon_table).simpleString()}")

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast
 
@@ -58,7 +58,6 @@ from pyspark.sql.types import (
 )
 
 from paimon_pyspark.catalog import Catalog, CatalogFactory
-from paimon_pyspark.fs.options import fs_options
 from paimon_pyspark.maintenance.orphan_files import (
     OrphanFile,
     OrphanFilesClean,
@@ -77,13 +76,16 @@ from paimon_pyspark.procedures.pipeline import (
 )
 from paimon_pyspark.read.store_ref import StoreRef
 from paimon_pyspark.spark.cluster import default_parallelism, spread, task_rows
-from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob, driver_result
+from paimon_pyspark.spark.job import TableRef, TaskResult, WriteJob, driver_result, location_of
 from paimon_pyspark.spark.schema import spark_arrow_schema
 from paimon_pyspark.spark.write import commit_or_abort
 from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.store.file_store import FileStore
 from paimon_pyspark.table.file_store_table import FileStoreTable
 
+Warehouse = str | Catalog | Mapping[str, str]
+"""What a Spark-job procedure's tables come from: a warehouse URI (the filesystem catalog), a
+catalog, or the options ``CatalogFactory.create`` takes."""
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -106,14 +108,19 @@ class PipelineRef(TableRef, Generic[In, Unit]):
 
 
 class SparkRunner(ProcedureRunner):
-    def __init__(self, spark: SparkSession, warehouse: str | Catalog) -> None:
-        """``warehouse``: its URI, or a catalog (which carries the filesystem options)."""
+    def __init__(self, spark: SparkSession, warehouse: Warehouse) -> None:
+        """``warehouse``: its URI, a catalog, or a catalog's options (``CatalogFactory``'s:
+        ``metastore``, ``uri``, ``jdbc.*``, ``token``, ``s3.*``, ...). Tasks open the table's
+        directory only (spark/job.py TableRef); the driver commits through the catalog."""
         self.spark = spark
         if isinstance(warehouse, Catalog):
             self.catalog = warehouse
+        elif isinstance(warehouse, Mapping):
+            self.catalog = CatalogFactory.create(warehouse)
         else:
             self.catalog = CatalogFactory.create({"warehouse": warehouse})
-        self.warehouse = self.catalog.uri
+        self.options = {k: v for k, v in self.catalog.options.items() if k != "warehouse"}
+        self.warehouse = self.catalog.options.get("warehouse", self.catalog.uri)
 
     def run(self, plan: ProcedurePlan[In, Unit], say: Progress) -> int | None:
         pipeline = plan.pipeline
@@ -122,7 +129,8 @@ class SparkRunner(ProcedureRunner):
             self.warehouse,
             table.name,
             table.dynamic_options,
-            fs_options(self.catalog.options),
+            self.options,
+            location_of(table),
             pipeline=pipeline,
         )
         job = WriteJob(ref, overwrite=pipeline.overwrite)  # opens the job (its _OPEN marker)
@@ -167,7 +175,7 @@ class SparkRunner(ProcedureRunner):
             self.warehouse,
             store.name,
             store.dynamic_options,
-            fs_options(self.catalog.options),
+            self.options,
             older_than_ms=clean.older_than_ms,
             dry_run=clean.dry_run,
         )
@@ -415,19 +423,20 @@ def _run_fn(job: WriteJob, ref: PipelineRef[In, Unit]) -> TaskFn:
 
 def on_spark(
     procedure: Callable[Concatenate[ProcedureRunner, P], R],
-) -> Callable[Concatenate[SparkSession, str | Catalog, P], R]:
+) -> Callable[Concatenate[SparkSession, Warehouse, P], R]:
     """``procedure`` run as a Spark job on ``spark`` over the tables of ``warehouse``."""
 
-    def call(spark: SparkSession, warehouse: str | Catalog, *args: P.args, **kwargs: P.kwargs) -> R:
+    def call(spark: SparkSession, warehouse: Warehouse, *args: P.args, **kwargs: P.kwargs) -> R:
         return procedure(SparkRunner(spark, warehouse), *args, **kwargs)
 
     doc = (
-        "Runs as a Spark job on ``spark``; the tables come from ``warehouse`` (a URI, or a "
-        "catalog carrying filesystem options such as ``s3.endpoint``)."
+        "Runs as a Spark job on ``spark``; the tables come from ``warehouse`` (a URI, a "
+        "catalog, or a catalog's options: ``{'warehouse': ..., 'metastore': 'jdbc', 'uri': "
+        "...}``, filesystem options such as ``s3.endpoint`` included)."
     )
     # Concatenate types its leading parameters positional-only; ``call`` takes them by keyword too
     return cast(
-        Callable[Concatenate[SparkSession, str | Catalog, P], R],
+        Callable[Concatenate[SparkSession, Warehouse, P], R],
         bound(call, procedure, doc),
     )
 

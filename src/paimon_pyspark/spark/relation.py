@@ -36,7 +36,6 @@ from paimon_pyspark.errors import (
     SchemaMismatchError,
     UnsupportedOperationError,
 )
-from paimon_pyspark.fs.options import fs_options
 from paimon_pyspark.merge.merge_function import MergeSettings
 from paimon_pyspark.read import metadata_columns as meta
 from paimon_pyspark.read.changes import CHANGE_TABLES, ROWKIND, ChangesRead
@@ -58,7 +57,7 @@ from paimon_pyspark.spark.job import TableRef
 from paimon_pyspark.spark.native import SKIP_RAW_SPLITS, is_raw
 from paimon_pyspark.spark.reader_options import COLUMNS, FILTER, METADATA_COLUMNS, PARALLELISM
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
-from paimon_pyspark.spark.tables import table_options
+from paimon_pyspark.spark.tables import catalog_options, table_options
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.system_tables import SystemTable
 
@@ -229,7 +228,7 @@ class Relation:
         snapshot = self.opts.get("snapshot-id")
         if snapshot is not None:
             opts["scan.snapshot-id"] = snapshot
-        return TableRef(self.warehouse, self.identifier, opts, fs_options(self.opts))
+        return TableRef(self.warehouse, self.identifier, opts, catalog_options(self.opts))
 
     def table(self) -> FileStoreTable:
         """The table as this relation reads it: its dynamic and time-travel options applied."""

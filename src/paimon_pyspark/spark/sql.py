@@ -36,7 +36,7 @@ from pyspark.sql.types import (
 )
 from sqlglot import TokenType, exp
 
-from paimon_pyspark.catalog import Catalog, CatalogFactory
+from paimon_pyspark.catalog import Catalog
 from paimon_pyspark.catalog.identifiers import parse_table_identifier
 from paimon_pyspark.errors import (
     CatalogError,
@@ -51,7 +51,6 @@ from paimon_pyspark.errors import (
     UnsupportedStatementError,
     describe,
 )
-from paimon_pyspark.fs.options import fs_options
 from paimon_pyspark.procedures import (
     branch_calls,
     calls,
@@ -85,7 +84,7 @@ from paimon_pyspark.spark.merge_schema import (
 from paimon_pyspark.spark.read import frame
 from paimon_pyspark.spark.reader_options import COLUMNS, FILTER, METADATA_COLUMNS
 from paimon_pyspark.spark.schema import spark_arrow_schema, spark_schema
-from paimon_pyspark.spark.tables import table_options
+from paimon_pyspark.spark.tables import catalog_options, open_catalog, table_options
 from paimon_pyspark.spark.write import write
 from paimon_pyspark.sql.dialect import table_hint, to_sql, tokenize
 from paimon_pyspark.sql.explain import Explain
@@ -135,11 +134,11 @@ the session reads or writes, as in Java's Spark connector; a hint overrides them
 
 @dataclass
 class SqlContext:
-    """What a session's statements share: the warehouse, its filesystem options, and the
-    database ``USE`` chose."""
+    """What a session's statements share: the warehouse, its catalog's options (``metastore``,
+    ``uri``, ..., the filesystem's), and the database ``USE`` chose."""
 
     warehouse: str | None = None
-    options: dict[str, str] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict, repr=False)  # a token, a password
     database: str = DEFAULT_DATABASE
 
 
@@ -157,7 +156,8 @@ def context(spark: SparkSession) -> SqlContext:
 def set_warehouse(
     spark: SparkSession, warehouse: str, options: Mapping[str, Any] | None = None
 ) -> None:
-    """Make ``warehouse`` (with filesystem ``options``) the default of ``spark``'s statements."""
+    """Make ``warehouse`` (with its catalog's ``options``) the default of ``spark``'s
+    statements."""
     if not isinstance(warehouse, str) or not warehouse:
         raise InvalidArgumentError(
             f"register(warehouse=...) takes a warehouse path or URI, got {describe(warehouse)}."
@@ -177,7 +177,9 @@ def sql(
     given to ``register(spark, warehouse=...)``); returns the query's rows, or a command's
     result rows (``CALL``: the columns Java's procedure returns; DDL and DML: none).
 
-    ``options`` are filesystem options of the warehouse (``s3.endpoint``, ...). Statements,
+    ``options`` are the catalog's options, Java's names: ``metastore`` (``filesystem``,
+    ``jdbc``, ``rest``), ``uri``, ``jdbc.*``, ``token.provider``, ``token``, ...; and the
+    warehouse's filesystem options (``s3.endpoint``, ...). Statements,
     in Spark's or Flink's spelling: ``CREATE/DROP DATABASE``, ``SHOW DATABASES/TABLES``,
     ``USE``, ``CREATE TABLE [AS SELECT]``, ``DROP TABLE``, ``ALTER TABLE SET/UNSET
     TBLPROPERTIES``, ``INSERT INTO/OVERWRITE [PARTITION (...)]`` with ``/*+ OPTIONS(...) */``
@@ -315,8 +317,8 @@ class _Runner:
         self.spark = spark
         self.ctx = ctx
         self.warehouse = warehouse
-        self.options = fs_options(options)
-        self.catalog: Catalog = CatalogFactory.create({**self.options, "warehouse": warehouse})
+        self.options = catalog_options(options)
+        self.catalog: Catalog = open_catalog(warehouse, self.options)
         self.dynamic = session_options(spark)
 
     def run(self, stmt: Statement) -> DataFrame:

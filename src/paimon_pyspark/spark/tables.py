@@ -1,7 +1,9 @@
 """Finding, or creating, the table a Spark write or read names.
 
-Options arrive as strings (Spark lowercases their keys). A few keys steer the job; every other
-key is a table option: a dynamic option of this write, or a table option when the table is
+Options arrive as strings (Spark lowercases their keys). A few keys steer the job; the catalog's
+keys, with Java's names (``metastore``, ``uri``, ``jdbc.*``, ``token``, ``lock.enabled``, the
+filesystem's ``s3.*``: :func:`is_catalog_key`), open the catalog along with ``warehouse``; every
+other key is a table option: a dynamic option of this write, or a table option when the table is
 created from the DataFrame's schema (``create = true``).
 """
 
@@ -12,7 +14,7 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from paimon_pyspark.catalog import CatalogFactory
+from paimon_pyspark.catalog import Catalog, CatalogFactory
 from paimon_pyspark.catalog.identifiers import parse_identifier
 from paimon_pyspark.commit.overwrite import Overwrite
 from paimon_pyspark.errors import (
@@ -22,9 +24,9 @@ from paimon_pyspark.errors import (
     PartitionSpecError,
     TableNotExistError,
 )
-from paimon_pyspark.fs.options import fs_options, is_fs_key
+from paimon_pyspark.fs.options import is_fs_key
 from paimon_pyspark.schema import Schema
-from paimon_pyspark.spark.job import TableRef
+from paimon_pyspark.spark.job import TableRef, location_of
 from paimon_pyspark.spark.schema import spark_arrow_schema
 from paimon_pyspark.table.file_store_table import FileStoreTable
 
@@ -46,14 +48,55 @@ JOB_KEYS = {
 }
 
 
+CATALOG_KEYS = {
+    "metastore",
+    "uri",
+    "catalog-key",
+    "lock-key-max-length",
+    "lock.enabled",
+    "lock.type",
+    "lock-check-max-sleep",
+    "lock-acquire-timeout",
+    "lock.check-max-sleep",
+    "lock.acquire-timeout",
+    "client-pool-size",
+    "cache-enabled",
+    "case-sensitive",
+    "sync-all-properties",
+    "token",
+    "token.provider",
+}
+"""Java's catalog options (CatalogOptions, JdbcCatalogOptions, RESTCatalogOptions) a door
+passes to the catalog: never table options."""
+CATALOG_PREFIXES = ("jdbc.", "header.", "dlf.")
+"""A JDBC connection's properties (``jdbc.user``, ``jdbc.password``), a REST client's headers
+and its DLF auth."""
+
+
+def is_catalog_key(key: str) -> bool:
+    """Whether ``key`` opens the catalog (the filesystem's keys included), not a table."""
+    return key in CATALOG_KEYS or key.startswith(CATALOG_PREFIXES) or is_fs_key(key)
+
+
+def catalog_options(opts: Mapping[str, str]) -> dict[str, str]:
+    """The catalog's options among a door's options, ``warehouse`` left out."""
+    return {str(k): str(v) for k, v in opts.items() if is_catalog_key(str(k))}
+
+
+def open_catalog(warehouse: str, opts: Mapping[str, str]) -> Catalog:
+    """The catalog a door's ``warehouse`` and options name (``metastore``: filesystem by
+    default, jdbc or rest)."""
+    return CatalogFactory.create({**catalog_options(opts), "warehouse": warehouse})
+
+
 def _split(text: str | None) -> list[str]:
     return [s.strip() for s in (text or "").split(",") if s.strip()]
 
 
 def table_options(opts: Mapping[str, str]) -> dict[str, str]:
-    """The table options among a job's options: neither job keys nor filesystem keys (those
-    open the warehouse and are never stored in a schema)."""
-    return {k: v for k, v in opts.items() if k not in JOB_KEYS and not is_fs_key(k)}
+    """The table options among a job's options: neither job keys nor catalog keys (those
+    open the catalog and the warehouse, and are never stored in a schema)."""
+    return {k: v for k, v in opts.items() if k not in JOB_KEYS and not is_catalog_key(k)}
 
 
 def ensure_table(
@@ -62,8 +105,8 @@ def ensure_table(
     """The table to write, created from ``spark_schema`` when asked to and missing."""
     if not warehouse:
         raise CatalogError("The 'warehouse' option is required to write a Paimon table.")
-    store_options = fs_options(opts)
-    catalog = CatalogFactory.create({**store_options, "warehouse": warehouse})
+    store_options = catalog_options(opts)
+    catalog = open_catalog(warehouse, opts)
     extra = table_options(opts)
     try:
         table = catalog.get_table(identifier)
@@ -83,11 +126,10 @@ def ensure_table(
             options=extra,
         )
         catalog.create_table(identifier, schema, ignore_if_exists=True)
-        ref = TableRef(warehouse, identifier, catalog_options=store_options)
-        return ref, catalog.get_table(identifier)
-    if extra:
-        table = table.copy(extra)
-    return TableRef(warehouse, identifier, extra, store_options), table
+        table = catalog.get_table(identifier)
+        return TableRef(warehouse, identifier, {}, store_options, location_of(table)), table
+    ref = TableRef(warehouse, identifier, extra, store_options, location_of(table))
+    return ref, table.copy(extra) if extra else table
 
 
 OVERWRITE_PARTITION = "overwrite-partition"
