@@ -1,4 +1,5 @@
-"""Every door through a JDBC (SQLite) and a REST catalog (our server on 127.0.0.1): a Spark job
+"""Every door through a JDBC (SQLite) and a REST catalog (our server on 127.0.0.1), and the Spark
+jobs through a Hive Metastore too: a Spark job
 writes and reads through ``paimon_pyspark.spark.write/read``, ``format("paimon")`` and
 Structured Streaming; a Spark-job procedure compacts; the SQL door runs the example scripts
 with the filesystem catalog's results; the CLI opens the catalog with ``--catalog-option``.
@@ -18,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
+from tests.catalogs.hive_metastore import HiveMetastore
 from tests.catalogs.rest_server import RestServer, rest_server  # noqa: F401
 
 from paimon_pyspark.catalog import CatalogFactory
@@ -84,6 +86,24 @@ def _registered(catalog: dict[str, str], database: str) -> list[str]:
 def test_spark_jobs_write_read_stream_and_compact_through_the_catalog(
     spark: SparkSession, catalog: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    _jobs_through(spark, catalog, tmp_path, request)
+
+
+def test_spark_jobs_through_a_hive_metastore(
+    spark: SparkSession,
+    hive_metastore: HiveMetastore,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> None:
+    """The same jobs with the tables registered in a real metastore (tests/catalogs)."""
+    catalog = hive_metastore.catalog_options(str(tmp_path / "warehouse"))
+    _jobs_through(spark, catalog, tmp_path, request)
+
+
+def _jobs_through(
+    spark: SparkSession, catalog: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Both writers, both readers, a stream and a compaction through ``catalog``."""
     warehouse, options = _split(catalog)
     db = f"doors_{uuid.uuid4().hex[:8]}"
     pk, appended, streamed = f"{db}.pk", f"{db}.appended", f"{db}.streamed"
