@@ -2,7 +2,8 @@
 
 The filesystem catalog keeps its metadata in the warehouse's directories; the JDBC catalog
 (``catalog/jdbc/``) registers the same directories in a database and serializes commits with
-its lock; the REST catalog (``catalog/rest/``) asks a server for everything but the data files.
+its lock; the Hive catalog (``catalog/hive/``) does the same in a Hive Metastore; the REST
+catalog (``catalog/rest/``) asks a server for everything but the data files.
 The doors (Spark, SQL, CLI, procedures) are written against this class only, and reopen a
 catalog in another process from :attr:`options` (``CatalogFactory.create(catalog.options)``).
 """
