@@ -19,10 +19,12 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from table_helpers import read_all, sort_rows, write_commit
+from tests.catalogs.hive_metastore import HiveMetastore
+from tests.catalogs.rest_server import RestServer
 from tests.s3_server import S3Server
 
 import paimon_pyspark.errors
-from paimon_pyspark import CoreOptions, FileStoreTable, FileSystemCatalog, Schema
+from paimon_pyspark import CatalogFactory, CoreOptions, FileStoreTable, FileSystemCatalog, Schema
 from paimon_pyspark.catalog import catalog_exception
 from paimon_pyspark.store.bucket_mode import POSTPONE_BUCKET, BucketMode
 
@@ -59,6 +61,7 @@ SEED_SPELLING_MARKER = "new_write_builder().with_overwrite()"
 S3_MARKER = '"s3.endpoint"'
 STREAM_MARKER = "new_stream_write_builder("
 RAY_DUCKDB_MARKER = "to_duckdb("
+CATALOGS_MARKER = '"metastore": "jdbc"'
 
 
 def _use_blocks() -> list[str]:
@@ -70,7 +73,7 @@ def _use_blocks() -> list[str]:
 
 def test_every_python_block_is_run() -> None:
     run = [*_use_blocks(), _block(POSTPONE_MARKER), _block(SEED_SPELLING_MARKER)]
-    run += [_block(STREAM_MARKER), _block(RAY_DUCKDB_MARKER)]
+    run += [_block(STREAM_MARKER), _block(RAY_DUCKDB_MARKER), _block(CATALOGS_MARKER)]
     run.append(next(b for b in _blocks() if S3_MARKER in b and "CatalogFactory" in b))
     not_run = [b for b in _blocks() if b not in run and "spark" not in b.lower()]
     assert not not_run, "README blocks no test runs:\n" + "\n---\n".join(not_run)
@@ -485,3 +488,25 @@ def test_readme_object_store_example_runs_against_s3(s3_server: S3Server) -> Non
     exec(compile(code, "README.md", "exec"), scope)
     assert scope["catalog"].list_databases() == ["db"]  # type: ignore[attr-defined]
     assert s3_server.list_keys(bucket) == ["warehouse/db.db/.paimon-directory"]
+
+
+def test_readme_catalogs_block_opens_each_catalog(
+    rest_server: RestServer, hive_metastore: HiveMetastore, tmp_path: Path
+) -> None:
+    """The catalogs section's block, pointed at a SQLite file here, our REST server and a real
+    metastore (tests/catalogs): each catalog opens and sees the database the REST one makes."""
+    code = (
+        _block(CATALOGS_MARKER)
+        .replace("/srv/paimon/catalog.db", str(tmp_path / "catalog.db"))
+        .replace("/srv/paimon/wh", str(rest_server.warehouse))
+        .replace("http://127.0.0.1:8181", rest_server.url)
+        .replace('"token": "..."', f'"token": "{rest_server.token}"')
+        .replace("thrift://127.0.0.1:9083", hive_metastore.uri)
+    )
+    scope: dict[str, Any] = {"CatalogFactory": CatalogFactory}
+    exec(compile(code, "README.md", "exec"), scope)
+    rest, jdbc, hive = scope["rest"], scope["jdbc"], scope["hive"]
+    rest.create_database("readme_catalogs", ignore_if_exists=True)
+    assert "readme_catalogs" in rest.list_databases()
+    assert jdbc.list_databases() == []  # its own registry: nothing registered there yet
+    assert "default" in hive.list_databases()
