@@ -1,7 +1,7 @@
 """Every door through a JDBC (SQLite) and a REST catalog (our server on 127.0.0.1), and the Spark
 jobs through a Hive Metastore too: a Spark job
 writes and reads through ``paimon_pyspark.spark.write/read``, ``format("paimon")`` and
-Structured Streaming; a Spark-job procedure compacts; the SQL door runs the example scripts
+Structured Streaming; a Spark-job procedure compacts; the SQL door runs the seed's example script
 with the filesystem catalog's results; the CLI opens the catalog with ``--catalog-option``.
 Executors open only the table's directory: a task loads the table with catalog options that
 cannot reach any catalog."""
@@ -32,7 +32,10 @@ from paimon_pyspark.spark.job import TableRef
 from paimon_pyspark.sql import split_statements
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "sql"
-SCRIPTS = sorted(EXAMPLES.glob("*.sql"))
+SCRIPTS = [EXAMPLES / "postpone_bucket_table.sql"]
+"""The seed's script. examples/sql's other one (a later issue's) gave the filesystem's results
+through both catalogs too when this was written; it is left out of make test's longest half for
+time (about 25 s)."""
 UNREACHABLE = {
     "filesystem": "",
     "jdbc": "jdbc:sqlite:/nonexistent-dir/catalog.db",
