@@ -47,6 +47,7 @@ from paimon_pyspark.catalog.identifiers import (
     parse_system_identifier,
     parse_table_identifier,
 )
+from paimon_pyspark.catalog.table_properties import table_properties
 from paimon_pyspark.errors import (
     CatalogError,
     DatabaseAlreadyExistError,
@@ -167,22 +168,6 @@ def java_path(uri: str) -> str:
     if uri.startswith("file:"):
         return "file:/" + uri[len("file:") :].lstrip("/").rstrip("/")
     return uri.rstrip("/") or "/"
-
-
-def table_properties(schema: TableSchema) -> dict[str, str]:
-    """Java's synced parameters: the options, plus ``primary-key``, ``partition`` and
-    ``bucket-key`` (``bucket-key``, else the primary keys not in the partition) when set."""
-    props = dict(schema.options)
-    if schema.primary_keys:
-        props["primary-key"] = ",".join(schema.primary_keys)
-    if schema.partition_keys:
-        props["partition"] = ",".join(schema.partition_keys)
-    bucket_keys = [k.strip() for k in schema.options.get("bucket-key", "").split(",") if k.strip()]
-    if not bucket_keys:
-        bucket_keys = [k for k in schema.primary_keys if k not in schema.partition_keys]
-    if bucket_keys:
-        props["bucket-key"] = ",".join(bucket_keys)
-    return props
 
 
 def _lower_case_only(kind: str, name: str) -> None:

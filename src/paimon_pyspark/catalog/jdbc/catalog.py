@@ -50,6 +50,7 @@ from paimon_pyspark.catalog.jdbc.connection import (
     redact,
 )
 from paimon_pyspark.catalog.jdbc.lock import JdbcCatalogLock, create_if_absent, create_locks_table
+from paimon_pyspark.catalog.table_properties import table_properties
 from paimon_pyspark.errors import (
     CatalogError,
     DatabaseAlreadyExistError,
@@ -157,23 +158,6 @@ def _insert_rows(session: Session, prefix: str, rows: Sequence[tuple[str, ...]])
         width = len(rows[0])
         values = ", ".join(["(" + ",".join("?" * width) + ")"] * len(rows))
         session.execute(prefix + values, [v for row in rows for v in row])
-
-
-def table_properties(schema: TableSchema) -> dict[str, str]:
-    """What Java's ``collectTableProperties`` syncs: the options, plus ``primary-key``,
-    ``partition`` and ``bucket-key`` (``bucket-key``, else the primary keys not in the
-    partition) when there are any."""
-    props = dict(schema.options)
-    if schema.primary_keys:
-        props["primary-key"] = ",".join(schema.primary_keys)
-    if schema.partition_keys:
-        props["partition"] = ",".join(schema.partition_keys)
-    bucket_keys = [k.strip() for k in schema.options.get("bucket-key", "").split(",") if k.strip()]
-    if not bucket_keys:
-        bucket_keys = [k for k in schema.primary_keys if k not in schema.partition_keys]
-    if bucket_keys:
-        props["bucket-key"] = ",".join(bucket_keys)
-    return props
 
 
 class JdbcCatalog(FileSystemCatalog):
