@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from collections.abc import Mapping
 
 import pyarrow as pa
@@ -56,7 +57,7 @@ def writer(
     ]
     wait_for_go(barrier, f"ours-{writer_id}")
     for i, batch in enumerate(batches):
-        builder = table.new_batch_write_builder()
+        builder = table.new_batch_write_builder(f"ours-{writer_id}_{uuid.uuid4()}")
         with builder.new_write() as write:
             write.write_arrow(batch)
             builder.new_commit().commit(write.prepare_commit())

@@ -375,10 +375,17 @@ def test_race_through_the_jdbc_lock(
     snapshots = [sm.snapshot(i) for i in ids]
     assert {s.commit_kind for s in snapshots} == {"APPEND"}
     writers = [_writer_of(s.commit_user) for s in snapshots]
-    names = {"ours": OURS * COMMITS, **{f"java-{w}": COMMITS for w in range(JAVAS)}}
+    names = {
+        f"{side}-{w}": COMMITS for side, n in (("ours", OURS), ("java", JAVAS)) for w in range(n)
+    }
     assert {n: writers.count(n) for n in names} == names
-    # they raced: one block of commits per process would change hands OURS + JAVAS - 1 times
+    # they raced: one block of commits per process would change hands OURS + JAVAS - 1 times,
+    # and each Java process committed while ours were still committing
     assert sum(a != b for a, b in itertools.pairwise(writers)) > OURS + JAVAS - 1
+    ours_at = [i for i, w in enumerate(writers) if w.startswith("ours-")]
+    for w in range(JAVAS):
+        java_at = [i for i, name in enumerate(writers) if name == f"java-{w}"]
+        assert ours_at[0] < java_at[0] < ours_at[-1], (w, writers)
     want = ordered(
         [[w, s, "ours"] for w in range(OURS) for q in range(COMMITS) for s in (q, -q - 1)]
         + [[w, s, "java"] for w in range(JAVAS) for q in range(COMMITS) for s in (q, -q - 1)]
@@ -399,8 +406,8 @@ def test_race_through_the_jdbc_lock(
 
 
 def _writer_of(commit_user: str) -> str:
-    """``java-<w>`` for a Java writer's commit (its commit.user-prefix), else ``ours``."""
-    return commit_user.split("_", 1)[0] if commit_user.startswith("java-") else "ours"
+    """``java-<w>`` or ``ours-<w>``: the prefix each writer gives its commit users."""
+    return commit_user.split("_", 1)[0]
 
 
 def _logs(tmp_path: Path) -> str:
