@@ -1,7 +1,7 @@
 """A primary-key table with NaN, -0.0 and +0.0 keys: the finding of issue 14 (two NaN rows
 stayed, even after a full compaction), and a read that agrees with the full compaction.
 
-Java 1.4.2 merges these keys by its comparator (see ``merge/float_keys.py``). When a NaN is
+Java 1.4.2 merges these keys by its comparator (see ``spec/float_keys.py``). When a NaN is
 the first key of one of several sorted runs, Java's own merge read and its compaction disagree
 (its comparator is not a total order); ours gives one answer: the records are sorted by
 normalized key, a NaN joins the key before it, and each joined key keeps its newest record.

@@ -135,7 +135,7 @@ def test_only_deduplicate_without_sequence_fields_and_strictly_newer_files_quali
 
 
 def test_float_keys_merge_with_the_final_files_keys(catalog: FileSystemCatalog) -> None:
-    """-0.0 and +0.0 are one key, and a NaN joins the key before it (merge/float_keys.py): the
+    """-0.0 and +0.0 are one key, and a NaN joins the key before it (spec/float_keys.py): the
     final file's keys still take part in the merge of the rest, so these joins hold."""
     schema = pa.schema([pa.field("k", pa.float64(), nullable=False), ("v", pa.int64())])
     options = {"bucket": "1", "write-only": "true"}

@@ -1,6 +1,6 @@
 """FLOAT and DOUBLE primary keys (NaN, -0.0, +0.0, infinities) between us and Java Paimon 1.4.2.
 
-What Java does (found with this oracle, explained in ``merge/float_keys.py``): a bucket's
+What Java does (found with this oracle, explained in ``spec/float_keys.py``): a bucket's
 records sort by normalized key (NaN last, -0.0 before +0.0) and neighbours merge when Java's
 comparator ``a > b ? 1 : a < b ? -1 : 0`` says 0, so -0.0 and +0.0 are one key and a NaN
 merges with the key before it; buckets hash the raw bits, so -0.0 and +0.0 may land apart.

@@ -15,7 +15,9 @@ incoming row is routed by it:
 
 Java keeps the index in RocksDB and processes rows one by one; here it is an Arrow table of
 keys with numpy arrays of partition ids and buckets, and a batch is processed at once: keys
-are matched exactly by dictionary-encoding the index keys together with the batch's keys, and
+are matched by dictionary-encoding the index keys together with the batch's keys (FLOAT/DOUBLE
+keys as Java's index matches them, ``float_keys.lookup_key``: every NaN one key, -0.0 not
++0.0), and
 rows of one key are walked in arrival order with vectorized shifts. Bucket counts follow Java's
 BucketAssigner, except that the decrements of a batch are applied before its new placements.
 """
@@ -32,6 +34,7 @@ import pyarrow.compute as pc
 
 from paimon_pyspark.bucket.dynamic import deal_new_keys
 from paimon_pyspark.errors import UnsupportedOptionError
+from paimon_pyspark.spec import float_keys
 from paimon_pyspark.spec.binary_row import serialize_with_arity
 from paimon_pyspark.spec.key_value import DELETE, VALUE_KIND
 from paimon_pyspark.spec.snapshot import Snapshot
@@ -192,7 +195,7 @@ class GlobalIndexAssigner:
         m = index_keys.num_rows
         batch_keys = data.select(self.key_schema.names).cast(self.key_schema)
         both = pa.concat_tables([index_keys, batch_keys])
-        ids = dense_codes(both.columns)
+        ids = dense_codes([float_keys.lookup_key(c) for c in both.columns])
         pos_of = np.full(int(ids.max()) + 1, -1, np.int64)
         pos_of[ids[:m]] = np.arange(m)
         order = np.argsort(ids[m:], kind="stable")  # by key, then arrival

@@ -19,6 +19,8 @@ commit changes; the rules run in Java's order and the first broken one aborts th
    conflicts detected!");
 4. ``checkKeyRange`` (primary-key tables): in every (partition, bucket, level >= 1) of the
    merged result the files, sorted by min key, do not overlap ("LSM conflicts detected!").
+   Keys compare as Java's key comparator compares them (``KeyOrder.sorted_run_check``): a
+   NaN bound compares equal to any key, so it always overlaps its neighbour.
    Two compactions of one bucket that both took their own inputs to the same level would
    otherwise leave a level that is not a sorted run, and reads would lose updates.
 5. Deletion vectors. Bucket-unaware tables: Java's pairing (``buildBaseEntriesWithDV``,
@@ -38,11 +40,11 @@ The data-evolution row-id rules of Java's class are not here: this package write
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from paimon_pyspark.errors import CommitConflictError
+from paimon_pyspark.mergetree.universal import KeyOrder
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.manifest import IndexManifestEntry, ManifestEntry
@@ -50,24 +52,10 @@ from paimon_pyspark.store.index_io import DELETION_VECTORS_INDEX
 from paimon_pyspark.store.manifest_io import merge_entries
 from paimon_pyspark.types.data_types import DataType
 
-KeyOrder = Callable[[bytes], Any]
-
 _CAUSES = (
     "Conflicts like this are caused by several jobs writing or compacting the same partition "
     "at the same time, or by a writer committing work planned on an old snapshot."
 )
-
-
-def key_order(key_types: Sequence[DataType]) -> KeyOrder:
-    """Serialized keys ordered field by field, nulls first, as Java's key comparator orders
-    (``KeyComparatorSupplier`` over the trimmed primary key)."""
-    types = [t.copy(nullable=True) for t in key_types]
-
-    def order(row: bytes) -> tuple[tuple[bool, Any], ...]:
-        values = deserialize_with_arity(row, types)
-        return tuple((False, 0) if v is None else (True, v) for v in values)
-
-    return order
 
 
 class ConflictDetection:
@@ -275,30 +263,22 @@ class ConflictDetection:
 
     def _check_key_range(self, merged: Sequence[ManifestEntry], where: str, end: str) -> None:
         """Java's ``checkKeyRange``: every level >= 1 of every bucket is one sorted run."""
-        order = key_order(self.key_types)
-        decoded: dict[bytes, Any] = {}
-
-        def key(row: bytes) -> Any:
-            value = decoded.get(row)
-            if value is None:
-                value = decoded[row] = order(row)
-            return value
-
+        order = KeyOrder(self.key_types)
         levels: dict[tuple[bytes, int, int], list[ManifestEntry]] = {}
         for e in merged:
             if e.file.level >= 1:
                 levels.setdefault((e.partition, e.bucket, e.file.level), []).append(e)
         for (partition, bucket, level), files in levels.items():
-            files.sort(key=lambda e: key(e.file.min_key))
-            for a, b in itertools.pairwise(files):
-                if key(a.file.max_key) >= key(b.file.min_key):
-                    raise CommitConflictError(
-                        f"Table '{self.table_name}': LSM conflicts detected! Give up "
-                        f"committing. In {self._partition(partition)}, bucket {bucket}, level "
-                        f"{level} would not be a sorted run: file {a.file.file_name} (keys "
-                        f"{self._keys(a)}) overlaps file {b.file.file_name} (keys "
-                        f"{self._keys(b)}). {where} {_CAUSES} {end}"
-                    )
+            _, overlap = order.sorted_run_check(files, _min_key, _max_key)
+            if overlap is not None:
+                a, b = overlap
+                raise CommitConflictError(
+                    f"Table '{self.table_name}': LSM conflicts detected! Give up "
+                    f"committing. In {self._partition(partition)}, bucket {bucket}, level "
+                    f"{level} would not be a sorted run: file {a.file.file_name} (keys "
+                    f"{self._keys(a)}) overlaps file {b.file.file_name} (keys "
+                    f"{self._keys(b)}). {where} {_CAUSES} {end}"
+                )
 
     def _keys(self, e: ManifestEntry) -> str:
         types = [t.copy(nullable=True) for t in self.key_types]
@@ -312,6 +292,14 @@ class ConflictDetection:
 
     def _place(self, e: ManifestEntry) -> str:
         return f"{self._partition(e.partition)}, bucket {e.bucket}, level {e.file.level}"
+
+
+def _min_key(e: ManifestEntry) -> bytes:
+    return e.file.min_key
+
+
+def _max_key(e: ManifestEntry) -> bytes:
+    return e.file.max_key
 
 
 def _is_dv(e: IndexManifestEntry) -> bool:

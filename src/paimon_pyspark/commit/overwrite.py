@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from paimon_pyspark.commit.conflict_detection import key_order
 from paimon_pyspark.errors import PaimonError, PartitionSpecError
+from paimon_pyspark.mergetree.universal import KeyOrder
 from paimon_pyspark.spec.binary_row import deserialize_row, deserialize_with_arity, serialize_row
 from paimon_pyspark.spec.manifest import ManifestEntry
 from paimon_pyspark.types.data_types import (
@@ -230,20 +229,21 @@ def upgrade_for_overwrite(
     All of a bucket's old files are deleted by the overwrite, so those files are a valid sorted
     run at ``max_level`` and a reader merges nothing. Any file above level 0, or in a bucket
     below 0 (postpone), leaves every file as it is; a bucket whose ranges overlap stays at 0.
+    Ranges compare as Java's key comparator compares them (a NaN bound overlaps its neighbour),
+    and the upgraded files keep Java's order.
     """
     if any(e.file.level > 0 or e.bucket < 0 for e in entries):
         return entries
-    order = key_order(key_types)
+    order = KeyOrder(key_types)
     buckets: dict[tuple[bytes, int], list[ManifestEntry]] = {}
     for e in entries:
         buckets.setdefault((e.partition, e.bucket), []).append(e)
     out: list[ManifestEntry] = []
     for group in buckets.values():
-        ranked = sorted(group, key=lambda e: order(e.file.min_key))
-        overlap = any(
-            order(a.file.max_key) >= order(b.file.min_key) for a, b in itertools.pairwise(ranked)
+        ranked, overlap = order.sorted_run_check(
+            group, lambda e: e.file.min_key, lambda e: e.file.max_key
         )
-        if overlap:
+        if overlap is not None:
             out += group
         else:
             out += [

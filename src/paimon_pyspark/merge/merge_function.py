@@ -52,12 +52,12 @@ from paimon_pyspark.merge import (
     aggregation,
     deduplicate,
     first_row,
-    float_keys,
     partial_update,
     sequence_group,
 )
 from paimon_pyspark.merge.groups import Groups, SortedRecords
 from paimon_pyspark.merge.sequence_group import SequenceGroup
+from paimon_pyspark.spec import float_keys
 from paimon_pyspark.spec.key_value import RETRACTS, SEQUENCE_NUMBER, VALUE_KIND
 from paimon_pyspark.types.data_types import DataField, DataType
 

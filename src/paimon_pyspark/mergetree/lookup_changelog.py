@@ -37,7 +37,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_pyspark.io.data_file_reader import iter_kv_records
-from paimon_pyspark.merge import float_keys
 from paimon_pyspark.merge.merge_function import DEDUPLICATE, merge
 from paimon_pyspark.mergetree.rewriter import (
     CompactResult,
@@ -49,6 +48,7 @@ from paimon_pyspark.mergetree.rewriter import (
 from paimon_pyspark.mergetree.sort_merge import MERGE_BATCH_ROWS, concat, merge_sorted_runs
 from paimon_pyspark.mergetree.universal import Levels, SortedRun
 from paimon_pyspark.options import CoreOptions, parse_java_bool
+from paimon_pyspark.spec import float_keys
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.key_value import (
     DELETE,

@@ -28,6 +28,7 @@ from paimon_pyspark.mergetree.sorted_run_writer import (
 )
 from paimon_pyspark.mergetree.spill import SpillFile, SpillSettings, delete_all
 from paimon_pyspark.mergetree.universal import Levels, SortedRun
+from paimon_pyspark.spec import float_keys
 from paimon_pyspark.spec.data_file_meta import FILE_SOURCE_COMPACT, DataFileMeta
 from paimon_pyspark.store.external_paths import data_file_path
 from paimon_pyspark.store.file_store import FileStore
@@ -159,18 +160,22 @@ def lanes(sections: Sequence[Sequence[SortedRun]]) -> list[list[DataFileMeta]]:
 
 
 def keys_in(records: pa.Table, keys_of: pa.Table, key_names: Sequence[str]) -> np.ndarray:
-    """Per row of ``records``: whether its key (``key_names``) is one of ``keys_of``'s rows."""
+    """Per row of ``records``: whether its key (``key_names``) is one of ``keys_of``'s rows,
+    matched as Java's lookup matches keys (``float_keys.lookup_key``: every NaN alike, -0.0
+    not +0.0)."""
     if len(key_names) == 1:
-        values = keys_of.column(key_names[0]).combine_chunks()
-        found = pc.is_in(records.column(key_names[0]), value_set=values)
+        values = float_keys.lookup_key(keys_of.column(key_names[0]).combine_chunks())
+        found = pc.is_in(float_keys.lookup_key(records.column(key_names[0])), value_set=values)
         return np.asarray(found.to_numpy(zero_copy_only=False), dtype=bool)
     # several key columns: number each column's values over both tables, then whole keys
     n = records.num_rows
     codes = []
     for k in key_names:
-        both = pa.chunked_array(
-            records.column(k).chunks + keys_of.column(k).chunks, records.column(k).type
-        ).combine_chunks()
+        both = float_keys.lookup_key(
+            pa.chunked_array(
+                records.column(k).chunks + keys_of.column(k).chunks, records.column(k).type
+            ).combine_chunks()
+        )
         encoded = pc.dictionary_encode(both, null_encoding="encode")
         codes.append(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64))
     _, whole = np.unique(np.stack(codes, axis=1), axis=0, return_inverse=True)

@@ -8,7 +8,7 @@ batch among the runs that still have data. No run can hold a smaller key later, 
 of the slice has all its records in it, and the merge function (``merge/merge_function.py``,
 which reduces each key's records on its own) gives on a slice what it would give on all records.
 
-Keys compare as Java orders a bucket (``merge/float_keys.py``): FLOAT/DOUBLE through their
+Keys compare as Java orders a bucket (``spec/float_keys.py``): FLOAT/DOUBLE through their
 normalized key, everything else as Arrow orders it (strings and binaries by unsigned bytes,
 decimals and timestamps by value). Java's comparator also joins distinct float keys (-0.0 with
 +0.0, a NaN with the key before it); a cut that would part such a group is moved back to the
@@ -24,8 +24,8 @@ from collections.abc import Iterable, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from paimon_pyspark.merge import float_keys
 from paimon_pyspark.merge.merge_function import group_starts
+from paimon_pyspark.spec import float_keys
 
 MERGE_BATCH_ROWS = 65_536
 """Rows read at a time from each sorted run."""

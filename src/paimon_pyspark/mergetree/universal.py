@@ -13,23 +13,26 @@ comparator. Runs are listed newest first, as Java lists them: every level-0 file
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from paimon_pyspark.errors import CorruptTableError
-from paimon_pyspark.merge import float_keys
+from paimon_pyspark.spec import float_keys
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.types.data_types import DataType
+
+T = TypeVar("T")
 
 
 class KeyOrder:
     """Serialized key rows as sortable tuples, ordered as Java orders a bucket's records: field
     by field, nulls first; FLOAT/DOUBLE fields by Java's normalized key (NaN last, -0.0 before
-    +0.0, see ``merge/float_keys.py``).
+    +0.0, see ``spec/float_keys.py``).
 
     Python compares str by code point, which is the order of their UTF-8 bytes, and bytes
     unsigned, so decoded values sort as Java's BinaryRow comparator sorts them.
@@ -50,13 +53,47 @@ class KeyOrder:
 
     def same(self, a: tuple[tuple[bool, Any], ...], b: tuple[tuple[bool, Any], ...]) -> bool:
         """Java's key comparator returns 0 for the two keys (-0.0 is +0.0, a NaN is anything)."""
+        return self.compare(a, b) == 0
+
+    def compare(self, a: tuple[tuple[bool, Any], ...], b: tuple[tuple[bool, Any], ...]) -> int:
+        """Java's generated key comparator (``a > b ? 1 : a < b ? -1 : 0`` on FLOAT/DOUBLE
+        fields, nulls first) on two keys of :meth:`__call__`: not a total order."""
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            if i in self.floats and x[0] and y[0]:
-                if not float_keys.same(x[1], y[1], self.floats[i]):
-                    return False
-            elif x != y:
-                return False
-        return True
+            if x == y:
+                continue
+            if i in self.floats and x[0] and y[0] and float_keys.same(x[1], y[1], self.floats[i]):
+                continue
+            return -1 if x < y else 1
+        return 0
+
+    def sorted_run_check(
+        self, items: Sequence[T], min_key: Callable[[T], bytes], max_key: Callable[[T], bytes]
+    ) -> tuple[list[T], tuple[T, T] | None]:
+        """``items`` sorted by min key with Java's comparator, and the first neighbours that
+        overlap (``compare(max, next min) >= 0``) or None: the check of Java's
+        ``ConflictDetection.checkKeyRange`` and ``FileStoreCommitImpl.tryUpgrade``.
+
+        ``list.sort`` is the TimSort Java's ``List.sort`` runs, with the same binary insertion
+        below 32 items, so even keys the comparator does not order (a NaN) end up in Java's
+        order; from 32 items Java merges runs where Python sorts by insertion up to 64.
+        """
+        decoded: dict[bytes, tuple[tuple[bool, Any], ...]] = {}
+
+        def key(row: bytes) -> tuple[tuple[bool, Any], ...]:
+            value = decoded.get(row)
+            if value is None:
+                value = decoded[row] = self(row)
+            return value
+
+        def by_min(a: T, b: T) -> int:
+            return self.compare(key(min_key(a)), key(min_key(b)))
+
+        ranked = list(items)
+        ranked.sort(key=functools.cmp_to_key(by_min))
+        for a, b in itertools.pairwise(ranked):
+            if self.compare(key(max_key(a)), key(min_key(b))) >= 0:
+                return ranked, (a, b)
+        return ranked, None
 
 
 def key_order(key_types: Sequence[DataType]) -> KeyOrder:

@@ -1,4 +1,4 @@
-"""FLOAT/DOUBLE keys sort and merge as Java Paimon 1.4.2 does (see ``merge/float_keys.py``).
+"""FLOAT/DOUBLE keys sort and merge as Java Paimon 1.4.2 does (see ``spec/float_keys.py``).
 
 The expected rows are what Java wrote and read for the same records
 (``tests/interop/test_float_keys_java.py`` checks them against Java itself).
@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from paimon_pyspark.merge import float_keys
 from paimon_pyspark.merge.merge_function import FieldAgg, MergeSettings, merge
+from paimon_pyspark.spec import float_keys
 
 SEQ, KIND = "_SEQUENCE_NUMBER", "_VALUE_KIND"
 NAN, INF = math.nan, math.inf

@@ -12,7 +12,10 @@ apart. Checked against Java 1.4.2 in ``tests/interop/test_float_keys_java.py``.
 
 Here, a float key column is sorted through its normalized integer (:func:`sortable`) and
 neighbours are told apart by :func:`differs`, which is Java's comparator; Arrow's own sort
-would put -0.0 and +0.0 in arrival order and its ``not_equal`` would keep NaNs apart.
+would put -0.0 and +0.0 in arrival order and its ``not_equal`` would keep NaNs apart. Keys
+matched against stored keys go through :func:`lookup_key`; file key ranges (commit conflicts,
+overwrite upgrade, levels) through ``mergetree.universal.KeyOrder``, built on :func:`normalized`
+and :func:`same`.
 """
 
 from __future__ import annotations
@@ -46,6 +49,19 @@ def sortable(col: pa.Array | pa.ChunkedArray) -> pa.Array:
     normalized = np.where(bits < 0, bits ^ low, bits)
     mask = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
     return pa.array(normalized, mask=mask)
+
+
+def lookup_key(col: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A key column as Java matches a key against stored keys (first-row's lookup in the levels
+    above, the cross-partition key index): FLOAT/DOUBLE through :func:`sortable`, so every NaN
+    is one key and -0.0 is not +0.0; other columns unchanged.
+
+    Java matches by the key's bytes (the lookup file's bloom filter, RocksDB), and the bytes it
+    stores are canonical: its Parquet writer writes every NaN as ``doubleToLongBits`` does.
+    Equal bytes are then ``Double.compareTo``'s equality, which :func:`sortable` keeps; Arrow's
+    own hashing would tell NaN payloads apart, as Java never sees them in its files.
+    """
+    return sortable(col) if is_float(col.type) else col
 
 
 def differs(prev: pa.Array, cur: pa.Array) -> pa.Array:
