@@ -9,7 +9,12 @@ Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotComm
     attempt   schema id = the table's, or a newer one (the next ids probed)
               latest = LATEST snapshot (verified); after a lost race, the winner's snapshot
                and any after it, read directly (the winner may not have rewritten LATEST)
-              [after an uncertain publish: a snapshot of ours with this identifier? -> done]
+              [after an uncertain publish: did one of this commit's uncertain publishes land
+               on latest's chain? its snapshot still there and ours -> the chain check; gone
+               (expired) or another's -> latest's commit ledger: this user's newest snapshot
+               is one of those ids -> done, at that id (commit returns it, expired or not);
+               the ledger complete from the first of them -> not in; else
+               CommitOutcomeUnknownError. Never from a snapshot's absence]
               [overwrite: other writers' commits since the overwrite was planned must not
                touch the replaced partitions; DELETE every live file of them in latest]
               conflict check (COMPACT, OVERWRITE, an APPEND removing files, or asked for;
@@ -24,17 +29,23 @@ Mirrors org.apache.paimon.operation.FileStoreCommitImpl and RenamingSnapshotComm
                ManifestFileMerger: full past manifest.full-compaction-threshold-size, else
                small ones (commit/manifest_merger.py)
               [index changes: index manifest = previous entries combined with them]
-              [record of committed identifiers = latest's, with this user's identifier]
+              [record of committed identifiers = latest's, with this user's identifier;
+               commit ledger = latest's, with this user's newest snapshot = this id (both
+               walked back through snapshots without them, written by Java: spec/snapshot.py)]
               latest expired meanwhile -> lost (the id after it may be free again)
               snapshot-<latest+1> JSON published with create-if-absent (FileIO.try_write_atomic)
     verify    the snapshot is on the table's chain (commit/chain_check.py), not a publish at
               an expired id below the newest: else it is withdrawn and the commit retries on
-              the newest snapshot found by listing
+              the newest snapshot found by listing; gone before it could be checked -> the
+              newest snapshot's commit ledger decides, as after an uncertain publish
     retry     id taken by another writer, or a store call failed -> delete what this attempt
               wrote (unless its publish request was sent), back off, again
-    settle    retries exhausted after an uncertain publish: the id is ours, another's, or is
-              claimed now with the same snapshot; CommitOutcomeUnknownError if the store
-              cannot be asked (never a false "nothing was committed")
+    settle    retries exhausted after an uncertain publish: the publishes at ids up to the
+              newest are decided as above; the last one's id above the newest is claimed now
+              with the same snapshot (a request in flight cannot land later); an id at or
+              below the newest is never published again (taken or expired: off the chain).
+              CommitOutcomeUnknownError if the store cannot be asked or the ledger cannot
+              tell (never a false "nothing was committed", never the same files twice)
     post      LATEST hint rewritten once verified (readers verify it anyway)
 
 Data files are written before the commit starts and are never touched here, so a crash at any
@@ -74,6 +85,7 @@ from paimon_pyspark.spec.commit_message import CommitMessage
 from paimon_pyspark.spec.manifest import IndexManifestEntry, ManifestEntry
 from paimon_pyspark.spec.snapshot import (
     BATCH_COMMIT_IDENTIFIER,
+    COMMIT_LEDGER_PROPERTY,
     COMMITTED_IDENTIFIERS_PROPERTY,
     Snapshot,
     with_identifier,
@@ -207,6 +219,10 @@ class FileStoreCommit:
         check_append_files: bool = False,
     ) -> list[int]:
         """Commit ``messages``; returns the ids of the snapshots created (none if empty).
+
+        An id is where the snapshot landed, which may have expired already: a publish whose
+        answer was lost and whose snapshot expired before the retry is found in by the commit
+        ledger (module docstring), and its id is returned rather than committing again.
 
         As Java's ``commit(committable, checkAppendFiles)``: the COMPACT snapshot is always
         checked for conflicts; the APPEND one only with ``check_append_files`` (a recovering
@@ -464,9 +480,10 @@ class FileStoreCommit:
         a store call failed.
 
         A failed publish request is uncertain: it may have gone through. Every later attempt
-        first looks for a snapshot of ours; and when the attempts run out, the last uncertain
-        snapshot is settled (:meth:`_settle`), so "nothing was committed" is only ever said when
-        it is true.
+        first decides the uncertain publishes so far (:meth:`_find_committed`, by the commit
+        ledger once their snapshots are gone); and when the attempts run out, they are settled
+        (:meth:`_settle`), so "nothing was committed" is only ever said when it is true, and
+        the same files are never committed twice.
         """
         self._delta = None
         self._list_latest = False
@@ -499,7 +516,7 @@ class FileStoreCommit:
     ) -> int:
         s = self.settings
         retry = 0
-        start_latest: int | None = None
+        attempts: dict[int, Snapshot] = {}  # the uncertain publishes, by id
         uncertain: Snapshot | None = None
         last_error: OSError | None = None
         taken: int | None = None
@@ -513,10 +530,8 @@ class FileStoreCommit:
                 # can take the next id is one request shorter.
                 schema_id = self._latest_schema_id()
                 latest = self._latest_after(lost_to)
-                if start_latest is None:
-                    start_latest = latest.id if latest else 0
-                if uncertain is not None and latest is not None:
-                    done = self._find_committed(start_latest, latest.id, identifier, kind)
+                if attempts:
+                    done = self._find_committed(attempts, latest, identifier, kind)
                     if done is not None:
                         return done
                 entries = entries_of(latest)
@@ -528,8 +543,11 @@ class FileStoreCommit:
                     taken = latest.id + 1 if latest is not None else 1
             except _UncertainPublish as e:
                 uncertain, last_error = e.snapshot, e.cause
+                attempts[uncertain.id] = uncertain
             except OSError as e:
                 last_error = e
+            except CommitOutcomeUnknownError:
+                raise
             except Exception as e:
                 # A file of the attempt's base snapshot vanished while newer snapshots came: an
                 # expiry removed it and the attempt lost the race, so it retries. A conflict (or
@@ -544,7 +562,7 @@ class FileStoreCommit:
                     self._list_latest = lost
                 if not lost:
                     if uncertain is not None:
-                        settled = self._settle(uncertain, identifier, kind, last_error)
+                        settled = self._settle(attempts, uncertain, identifier, kind, last_error)
                         if settled is not None:
                             return settled
                     raise
@@ -553,7 +571,7 @@ class FileStoreCommit:
             retry += 1
             if retry > s.max_retries:
                 if uncertain is not None:
-                    settled = self._settle(uncertain, identifier, kind, last_error)
+                    settled = self._settle(attempts, uncertain, identifier, kind, last_error)
                     if settled is not None:
                         return settled
                 reason = (
@@ -610,18 +628,30 @@ class FileStoreCommit:
         )
 
     def _settle(
-        self, snapshot: Snapshot, identifier: int, kind: str, cause: OSError | None
+        self,
+        attempts: dict[int, Snapshot],
+        snapshot: Snapshot,
+        identifier: int,
+        kind: str,
+        cause: OSError | None,
     ) -> int | None:
-        """Decide an uncertain publish of ``snapshot`` once no attempt is left.
+        """Decide the uncertain publishes (``attempts``; ``snapshot`` the last) once no attempt
+        is left.
 
-        Its id holds a snapshot of ours (committed), another writer's (ours can never land
-        there: nothing was committed), or nothing yet, in which case a request in flight could
-        still land: the same snapshot is published again, so the id is decided now. If the
-        store cannot be asked, CommitOutcomeUnknownError says so instead of guessing.
+        Those at ids up to the newest snapshot are decided as a retry decides them
+        (:meth:`_find_committed`). An id above the newest is still free, and a request in flight
+        could still land there: ``snapshot`` is published there again, so the id is decided now.
+        An id at or below the newest is never published again: it is another writer's, or
+        expired, and a snapshot put there would be off the chain. If the store cannot be asked,
+        CommitOutcomeUnknownError says so instead of guessing.
         """
         sid = snapshot.id
         try:
-            if not self.snapshots.snapshot_exists(sid) and self.snapshots.try_publish(snapshot):
+            latest = self.snapshots.listed_latest()
+            done = self._find_committed(attempts, latest, identifier, kind)
+            if done is not None or (latest is not None and sid <= latest.id):
+                return done
+            if self.snapshots.try_publish(snapshot):
                 return sid if self._accept(snapshot) else None
             found = self.snapshots.snapshot(sid)
             if self._is_ours(found, identifier, kind) and self._accept(found):
@@ -635,12 +665,66 @@ class FileStoreCommit:
                 "identifier is safe: a committed identifier is skipped."
             ) from e
 
-    def _find_committed(self, after: int, latest: int, identifier: int, kind: str) -> int | None:
-        for sid in range(after + 1, latest + 1):
-            found = self.snapshots.snapshot_if_exists(sid)
-            if found is not None and self._is_ours(found, identifier, kind) and self._accept(found):
+    def _find_committed(
+        self, attempts: dict[int, Snapshot], latest: Snapshot | None, identifier: int, kind: str
+    ) -> int | None:
+        """The id where an uncertain publish of this commit landed on the chain that ends at
+        ``latest``; None when none of those at ids up to ``latest`` did (a higher id may still
+        be taken by a request in flight: the next attempt's publish, or :meth:`_settle`,
+        decides it).
+
+        A snapshot of ours still at its id is checked to be on the chain; another writer's
+        there means ours never landed (create-if-absent). An id whose snapshot is gone (expired)
+        is decided by the commit ledger (:meth:`_ledger_decides`), never by its absence: an
+        expired snapshot may have been ours. Ids found not to hold ours are dropped from
+        ``attempts``: a request landing there later would be off the chain, so a later ledger,
+        which may know less, need not be asked again.
+        """
+        if latest is None:
+            return None
+        due = sorted(sid for sid in attempts if sid <= latest.id)
+        if not due:
+            return None
+        gone = []
+        for sid in due:
+            found = latest if sid == latest.id else self.snapshots.snapshot_if_exists(sid)
+            if found is None:
+                gone.append(sid)
+            elif self._is_ours(found, identifier, kind) and self._accept(found):
                 return sid
+        landed = self._ledger_decides(latest, gone) if gone else None
+        if landed is not None:
+            return landed
+        for sid in due:
+            del attempts[sid]
         return None
+
+    def _ledger_decides(self, latest: Snapshot, due: Sequence[int]) -> int | None:
+        """Which of the ids ``due`` (ascending, up to ``latest``'s) holds a snapshot of this
+        commit on ``latest``'s chain, by its commit ledger (spec/snapshot.py), or None.
+
+        While a commit is in doubt its user commits nothing else, so the user's newest snapshot
+        is one of these publishes or precedes them all; the ledger proves "none" only when it is
+        complete from the first of them. Otherwise (snapshots written without a ledger, by Java,
+        in between and expired, or more commit users since than the ledger keeps)
+        CommitOutcomeUnknownError: committing again could add the files twice, and "nothing
+        was committed" could be false.
+        """
+        _, ledger = self.snapshots.commit_records(latest)
+        newest = ledger.users.get(self.commit_user)
+        if newest in due:
+            return newest
+        if ledger.since <= due[0]:
+            return None
+        raise CommitOutcomeUnknownError(
+            f"Table '{self.settings.table_name}': snapshot {', '.join(map(str, due))} "
+            f"published by commit user {self.commit_user} is gone (expired, or withdrawn) "
+            "before the commit could tell whether it was in, and the commit ledger of snapshot "
+            f"{latest.id} is complete only from snapshot {ledger.since} on (snapshots "
+            "committed by another engine, or by more commit users than it keeps, came in "
+            "between); the commit may or may not be in. Retrying it with the same commit user "
+            "and identifier is safe: a committed identifier is skipped."
+        )
 
     def _accept(
         self,
@@ -651,13 +735,26 @@ class FileStoreCommit:
         """Whether ``published``, a snapshot of ours, is on the table's chain; if not, it is
         withdrawn with the manifests ``written`` for it, and the commit goes on trying.
 
-        CommitOutcomeUnknownError when it is gone before it could be checked: it expired (it
-        was in) or another process removed it as a stale publish (it was not).
+        When it is gone before it could be checked (it expired: it was in; or another process
+        removed it as a stale publish: it was not), the commit ledger of the newest snapshot
+        decides (:meth:`_ledger_decides`), or CommitOutcomeUnknownError says it cannot.
         """
         if delta is None:
             mio = self.manifests
             delta = mio.read_entries(mio.read_manifest_list(published.delta_manifest_list))
         verdict = chain_verdict(self.snapshots, self.manifests, published, delta)
+        if verdict is Verdict.UNKNOWN:
+            latest = self.snapshots.listed_latest()
+            if latest is None or latest.id < published.id:
+                raise CommitOutcomeUnknownError(
+                    f"Table '{self.settings.table_name}': snapshot {published.id} was "
+                    "published but the table's snapshots were gone before the commit could "
+                    "check it; the commit may or may not be in. Retrying it with the same "
+                    "commit user and identifier is safe: a committed identifier is skipped."
+                )
+            if self._ledger_decides(latest, [published.id]) == published.id:
+                return True  # in, and expired already: no LATEST hint at an expired id
+            verdict = Verdict.OFF_CHAIN
         if verdict is Verdict.ON_CHAIN:
             self.snapshots.write_latest_hint(published.id)
             return True
@@ -675,13 +772,7 @@ class FileStoreCommit:
             self.manifests.delete_quietly(written)
             self._list_latest = True
             return False
-        raise CommitOutcomeUnknownError(
-            f"Table '{self.settings.table_name}': snapshot {published.id} was published but "
-            "was gone before the commit could check that it is on the table's chain (it "
-            "expired at once, or was a stale publish that another process removed); the commit "
-            "may or may not be in. Retrying it with the same commit user and identifier is "
-            "safe: a committed identifier is skipped."
-        )
+        raise AssertionError(verdict)  # UNKNOWN was decided above
 
     def _try_commit_once(
         self,
@@ -745,6 +836,7 @@ class FileStoreCommit:
             added = sum(e.file.row_count for e in delta if e.kind == mf.KIND_ADD)
             deleted = sum(e.file.row_count for e in delta if e.kind == mf.KIND_DELETE)
             previous_total = (latest.total_record_count or 0) if latest else 0
+            record, ledger = self.snapshots.commit_records(latest)
             snapshot = Snapshot(
                 uuid=str(uuid.uuid4()),
                 id=(latest.id + 1) if latest else 1,
@@ -772,8 +864,11 @@ class FileStoreCommit:
                 next_row_id=next_row_id,
                 properties={
                     COMMITTED_IDENTIFIERS_PROPERTY: with_identifier(
-                        self.snapshots.identifier_record(latest), self.commit_user, identifier
-                    )
+                        record, self.commit_user, identifier
+                    ),
+                    COMMIT_LEDGER_PROPERTY: ledger.with_snapshot(
+                        self.commit_user, (latest.id + 1) if latest else 1
+                    ).to_text(),
                 },
             )
             if latest is not None and not self.snapshots.snapshot_exists(latest.id):

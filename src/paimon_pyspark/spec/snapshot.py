@@ -138,3 +138,55 @@ def with_identifier(record: dict[str, int], commit_user: str, identifier: int) -
             break
         out.setdefault(user, last)
     return json.dumps(out, separators=(",", ":"))
+
+
+COMMIT_LEDGER_PROPERTY = "paimon-pyspark.commit-ledger"
+"""A snapshot property of ours: the id of the newest snapshot of each recent commit user.
+
+A commit whose publish request failed must learn whether it landed, also after expiry deleted
+the snapshot it published. The committed-identifiers record cannot say: a batch commit is not
+numbered (Long.MAX_VALUE, possibly under a reused commit user), and one commit's APPEND and
+COMPACT snapshots share their identifier. The id of the user's newest snapshot tells exactly
+which attempt landed. ``since`` bounds what the ledger knows: every commit user with a snapshot
+from id ``since`` up to this one is listed with its newest snapshot's id. It is carried forward
+like the record; a walk back through snapshots without a ledger (written by Java) that meets an
+expired snapshot, or a user dropped past :data:`MAX_RECORDED_USERS`, raises ``since``.
+"""
+
+
+@dataclass(frozen=True)
+class CommitLedger:
+    """What a :data:`COMMIT_LEDGER_PROPERTY` says: complete from snapshot ``since`` on."""
+
+    since: int
+    users: dict[str, int]
+
+    def with_snapshot(self, commit_user: str, snapshot_id: int) -> CommitLedger:
+        """This ledger once ``commit_user`` committed snapshot ``snapshot_id``: the most recent
+        users kept, ``since`` raised past the newest snapshot of any user dropped."""
+        users = {**self.users, commit_user: snapshot_id}
+        ranked = sorted(users.items(), key=lambda item: item[1], reverse=True)
+        kept, dropped = ranked[:MAX_RECORDED_USERS], ranked[MAX_RECORDED_USERS:]
+        since = max([self.since] + [sid + 1 for _, sid in dropped])
+        return CommitLedger(since, dict(kept))
+
+    def to_text(self) -> str:
+        return json.dumps({"since": self.since, "users": self.users}, separators=(",", ":"))
+
+
+def commit_ledger(snapshot: Snapshot) -> CommitLedger | None:
+    """The ledger ``snapshot`` carries, or None without one (a snapshot written by Java)."""
+    text = (snapshot.properties or {}).get(COMMIT_LEDGER_PROPERTY)
+    if text is None:
+        return None
+    try:
+        obj = json.loads(text)
+        users = obj["users"]
+        if not isinstance(users, dict):
+            raise TypeError("users is not an object")
+        return CommitLedger(int(obj["since"]), {str(u): int(s) for u, s in users.items()})
+    except (TypeError, ValueError, KeyError) as e:
+        raise CorruptTableError(
+            f"Snapshot {snapshot.id}: property {COMMIT_LEDGER_PROPERTY} is not a commit ledger "
+            f"(since, users: commit user to snapshot id): {e}"
+        ) from e

@@ -24,7 +24,13 @@ from paimon_pyspark.errors import (
     TableNotExistError,
 )
 from paimon_pyspark.fs.file_io import FileIO
-from paimon_pyspark.spec.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, recorded_identifiers
+from paimon_pyspark.spec.snapshot import (
+    BATCH_COMMIT_IDENTIFIER,
+    CommitLedger,
+    Snapshot,
+    commit_ledger,
+    recorded_identifiers,
+)
 from paimon_pyspark.spec.table_schema import TableSchema
 from paimon_pyspark.store import clock
 from paimon_pyspark.store.schema_change import SchemaChange, apply_changes
@@ -239,20 +245,38 @@ class SnapshotManager:
                 return record.get(commit_user)
         return None
 
-    def identifier_record(self, base: Snapshot | None) -> dict[str, int]:
-        """What the record of a snapshot committed on ``base`` starts from: ``base``'s record, or
-        for snapshots written without one (by Java), their numbered commits on top of the
-        newest record before them, newest first. Stops at the first expired snapshot."""
+    def commit_records(self, base: Snapshot | None) -> tuple[dict[str, int], CommitLedger]:
+        """What the records of a snapshot committed on ``base`` start from (spec/snapshot.py):
+        the committed-identifiers record and the commit ledger of the chain ending at ``base``.
+
+        Each is ``base``'s own or, for snapshots written without one (by Java), their commits on
+        top of the newest one before them, newest first. The walk stops at the first expired
+        snapshot: a ledger it did not reach is complete only from the oldest snapshot walked.
+        """
         found: dict[str, int] = {}
+        newest: dict[str, int] = {}
+        record: dict[str, int] | None = None
+        ledger: CommitLedger | None = None
+        oldest = base.id + 1 if base is not None else 1
         for snapshot in self.walk_back(base):
-            record = recorded_identifiers(snapshot)
-            if record is not None:
-                for user, identifier in record.items():
-                    found.setdefault(user, identifier)
-                return found
-            if snapshot.commit_identifier != BATCH_COMMIT_IDENTIFIER:
-                found.setdefault(snapshot.commit_user, snapshot.commit_identifier)
-        return found
+            oldest = snapshot.id
+            if record is None:
+                record = recorded_identifiers(snapshot)
+                if record is None and snapshot.commit_identifier != BATCH_COMMIT_IDENTIFIER:
+                    found.setdefault(snapshot.commit_user, snapshot.commit_identifier)
+            if ledger is None:
+                ledger = commit_ledger(snapshot)
+                if ledger is None:
+                    newest.setdefault(snapshot.commit_user, snapshot.id)
+            if record is not None and ledger is not None:
+                break
+        for user, identifier in (record or {}).items():
+            found.setdefault(user, identifier)
+        if ledger is None:
+            ledger = CommitLedger(oldest, {})
+        for user, snapshot_id in sorted(newest.items(), key=lambda item: item[1]):
+            ledger = ledger.with_snapshot(user, snapshot_id)
+        return found, ledger
 
     def _read_hint(self, name: str) -> int | None:
         path = os.path.join(self.snapshot_dir, name)
