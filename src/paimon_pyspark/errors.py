@@ -185,10 +185,21 @@ class InvalidArgumentError(PaimonError, TypeError):
     negative limit, ...); the message names the call, the argument and what it got."""
 
 
+class InvalidSplitError(InvalidArgumentError):
+    """A DataSplit handed to a read (built by hand, or decoded from bytes in another process)
+    names a bucket directory, data file or deletion-vector file that is not the table's; the
+    read refuses it before opening anything."""
+
+
 class StoreError(PaimonError, OSError):
     """The store (the operating system or an object store) refused an operation for one of its
     limits: a name too long, no space left, no permission. Carries the ``errno`` and names the
     path."""
+
+
+class StoreRetriesExhaustedError(StoreError):
+    """An object-store call that kept failing the transient way (5xx, reset, timeout) after
+    every retry the ``s3.*`` options allow; names the path, the attempts and the last cause."""
 
 
 class SchemaChangeError(SchemaError):

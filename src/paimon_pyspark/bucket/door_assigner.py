@@ -165,7 +165,13 @@ class CachingIndexFileHandler(IndexFileHandler):
     write's index maintainer then reads the previous file of every bucket it wrote again."""
 
     def __init__(self, handler: IndexFileHandler) -> None:
-        super().__init__(handler.file_io, os.path.dirname(handler.index_dir), handler.codec)
+        super().__init__(
+            handler.file_io,
+            os.path.dirname(handler.index_dir),
+            handler.codec,
+            handler.external_paths,
+            handler.table,
+        )
         self._read: dict[str, I32] = {}
 
     def read_hash(self, meta: IndexFileMeta) -> I32:

@@ -36,8 +36,8 @@ from paimon_pyspark.bucket.router import I32, BucketRouter, RoutedBatch
 from paimon_pyspark.errors import UnsupportedOptionError
 from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.store.bucket_mode import BucketMode
+from paimon_pyspark.store.deletion_vectors import index_handler_of
 from paimon_pyspark.store.file_store import FileStore
-from paimon_pyspark.store.index_io import IndexFileHandler
 
 Batch: TypeAlias = pa.Table | pa.RecordBatch
 
@@ -133,7 +133,7 @@ class HashDynamicRouter(_KeyedRouter):
         assign_id: int = 0,
     ) -> None:
         super().__init__(store)
-        handler = IndexFileHandler(store.file_io, store.path, store.manifest_io.codec)
+        handler = index_handler_of(store)
         snapshot = store.snapshot_manager.latest()
         self.hash_index = HashIndex(handler, snapshot, ignore_previous_files)
         o = store.options

@@ -36,6 +36,7 @@ from paimon_pyspark.spec.snapshot import Snapshot
 from paimon_pyspark.spec.versioned_record import RecordReader, RecordWriter
 from paimon_pyspark.store.external_paths import data_file_path
 from paimon_pyspark.store.latest_plan import plan_latest
+from paimon_pyspark.store.path_checks import check_listed_file
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.types.data_types import DataType
 from paimon_pyspark.write.compact_manager import dv_bases, restore_dv
@@ -149,9 +150,13 @@ def kept_entries(
     table: FileStore, snapshot: Snapshot, keep_partition: PartitionFilter | None
 ) -> Iterator[tuple[ManifestEntry, tuple[Any, ...]]]:
     """The live entries of ``snapshot`` in the partitions ``keep_partition`` keeps, each with
-    its partition values (read, and tested, once per partition)."""
+    its partition values (read, and tested, once per partition). Every planner's entries come
+    from here: a file whose name or external path is not the table's is refused as the scan
+    refuses it (store/path_checks.py), before any task names it."""
     kept: dict[bytes, tuple[Any, ...] | None] = {}
+    where = f"snapshot {snapshot.id}"
     for e in table.manifest_io.live_entries(snapshot):
+        check_listed_file(table, e.file, where)
         if e.partition not in kept:
             values = tuple(deserialize_with_arity(e.partition, table.partition_types))
             keep = keep_partition is None or keep_partition(values)

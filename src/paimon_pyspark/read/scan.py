@@ -76,10 +76,10 @@ from paimon_pyspark.store.deletion_vectors import (
     dv_index_of,
     index_handler_of,
 )
-from paimon_pyspark.store.external_paths import data_file_path, planned_file_path
+from paimon_pyspark.store.external_paths import planned_file_path
 from paimon_pyspark.store.latest_plan import pinned_snapshot, plan_latest, plan_pinned
 from paimon_pyspark.store.manifest_io import merge_entries
-from paimon_pyspark.store.path_checks import name_problem
+from paimon_pyspark.store.path_checks import check_listed_file, check_split_paths
 from paimon_pyspark.store.paths import bucket_dir
 from paimon_pyspark.store.postpone import order_postpone_files
 from paimon_pyspark.types.casts import is_implicit_widening
@@ -177,6 +177,19 @@ class DataSplit:
                 f"A DataSplit of bucket {self.bucket} has {len(self.before_files or ())} "
                 f"before files and {len(before)} deletion files for them."
             )
+
+    def check_paths(self, store: FileStore) -> None:
+        """Refuse this split, with InvalidSplitError, unless every path it names is one of
+        ``store``'s (store/path_checks.py): a split may be built by hand or decoded from bytes
+        in another process, and a read follows its paths."""
+        deletions = (*self.deletion_files, *(self.before_deletion_files or ()))
+        check_split_paths(
+            store,
+            self.bucket,
+            self.bucket_path,
+            (*self.files, *(self.before_files or ())),
+            (d.path for d in deletions if isinstance(d, DeletionFile)),
+        )
 
     @property
     def data_deletion_files(self) -> list[DeletionFile | None] | None:
@@ -495,14 +508,7 @@ class TableScan:
         for e in merged:
             if e.kind != 0:
                 continue
-            problem = name_problem(e.file.file_name)
-            if problem is not None:
-                raise CorruptTableError(
-                    f"Table '{self.store.name}': snapshot {snapshot_id} lists data file "
-                    f"{e.file.file_name!r}, which is {problem}; it is not read."
-                )
-            if e.file.external_path is not None:  # under a configured root, or raise
-                data_file_path(self.store.external_paths, "", e.file, self.store.name)
+            check_listed_file(self.store, e.file, f"snapshot {snapshot_id}")
             if e.bucket == POSTPONE_BUCKET:  # invisible until compacted (onlyReadRealBuckets)
                 if self.scan_all_files and self._keep_partition(e.partition):
                     out.append(e)

@@ -272,7 +272,9 @@ class TableRead:
         return parallelism
 
     def _splits(self, call: str, splits: object) -> list[DataSplit]:
-        """``splits`` as a list of DataSplits, or a typed error naming what came instead."""
+        """``splits`` as a list of DataSplits, or a typed error naming what came instead;
+        InvalidSplitError for one naming a path that is not the table's (a split may be built
+        by hand or decoded in another process), before any file is opened."""
         where = f"Table '{self.table.name}': TableRead.{call}(splits)"
         if isinstance(splits, Plan):
             raise InvalidArgumentError(f"{where} takes plan.splits(), not the Plan itself.")
@@ -287,6 +289,7 @@ class TableRead:
                     f"{where} holds {describe(s)}; each split is a DataSplit from a scan's "
                     "plan().splits()."
                 )
+            s.check_paths(self.table)  # every split, before any file is opened
         return list(splits)
 
     def _parts(self, splits: Sequence[DataSplit], threads: int = _READ_THREADS) -> list[pa.Table]:

@@ -106,6 +106,7 @@ from paimon_pyspark.store.deletion_vectors import (
     index_handler_of,
 )
 from paimon_pyspark.store.index_io import DELETION_VECTORS_INDEX, HASH_INDEX, IndexFileHandler
+from paimon_pyspark.store.path_checks import check_split_paths
 from paimon_pyspark.table.file_store_table import FileStoreTable
 from paimon_pyspark.table.upsert import APPENDING, is_upsert_table
 from paimon_pyspark.write.append_dv import (
@@ -678,6 +679,9 @@ def _positioned_rows(
                 *(batch.column(i).to_pylist() for i in range(5)), strict=True
             ):
                 split = decode_split(blob, loaded.partition_types)
+                # decoded here, read below the TableRead that would check it: check it first
+                vectors = () if path is None else (path,)
+                check_split_paths(store, split.bucket, split.bucket_path, split.files, vectors)
                 deleted = None
                 if path is not None:
                     deleted = dv_index.read(DeletionFile(path, offset, length))

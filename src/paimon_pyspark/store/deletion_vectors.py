@@ -34,8 +34,9 @@ from paimon_pyspark.spec.deletion_vector import (
 )
 from paimon_pyspark.spec.manifest import IndexFileMeta, IndexManifestEntry
 from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.store.external_paths import ExternalPaths
 from paimon_pyspark.store.index_io import DELETION_VECTORS_INDEX, IndexFileHandler
-from paimon_pyspark.store.path_checks import name_problem
+from paimon_pyspark.store.path_checks import index_file_path
 from paimon_pyspark.store.paths import PathFactory
 
 if TYPE_CHECKING:
@@ -60,11 +61,16 @@ def dv_index_of(store: FileStore) -> DeletionVectorsIndexFile:
         store.path,
         o.deletion_vector_index_file_target_size,
         o.deletion_vectors_bitmap64,
+        store.external_paths,
+        store.name,
     )
 
 
 def index_handler_of(store: FileStore) -> IndexFileHandler:
-    return IndexFileHandler(store.file_io, store.path, store.manifest_io.codec)
+    """The index files of ``store``, read only from its ``index/`` and external roots."""
+    return IndexFileHandler(
+        store.file_io, store.path, store.manifest_io.codec, store.external_paths, store.name
+    )
 
 
 class DeletionVectorsIndexFile:
@@ -76,8 +82,13 @@ class DeletionVectorsIndexFile:
         table_path: str,
         target_size: int = 2 * 1024 * 1024,
         bitmap64: bool = False,
+        external_paths: ExternalPaths | None = None,
+        table: str = "",
     ) -> None:
+        """``external_paths``, ``table``: as IndexFileHandler's (``dv_index_of`` gives them)."""
         self.file_io = file_io
+        self.external_paths = external_paths
+        self.table = table
         self.index_dir = os.path.join(table_path, "index")
         self.target_size = target_size
         self.bitmap64 = bitmap64
@@ -85,15 +96,8 @@ class DeletionVectorsIndexFile:
         self._lock = threading.Lock()
 
     def path_of(self, meta: IndexFileMeta) -> str:
-        if meta.external_path:
-            return meta.external_path
-        problem = name_problem(meta.file_name)
-        if problem is not None:
-            raise CorruptTableError(
-                f"Deletion-vector index file name {meta.file_name!r} under {self.index_dir} "
-                f"is {problem}."
-            )
-        return os.path.join(self.index_dir, meta.file_name)
+        """Where ``meta`` is read: checked as every index file is (store/path_checks.py)."""
+        return index_file_path(self.index_dir, self.external_paths, meta, self.table)
 
     # --- reading -----------------------------------------------------------------------------
 

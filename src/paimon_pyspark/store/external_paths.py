@@ -28,10 +28,16 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from paimon_pyspark.errors import ExternalPathError, OptionError, UnsupportedOptionError
+from paimon_pyspark.errors import (
+    CorruptTableError,
+    ExternalPathError,
+    OptionError,
+    UnsupportedOptionError,
+)
 from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.murmur import murmur3_32
+from paimon_pyspark.store.path_checks import name_problem
 
 EXTERNAL_PATHS = "data-file.external-paths"
 EXTERNAL_PATHS_STRATEGY = "data-file.external-paths.strategy"
@@ -266,7 +272,15 @@ def data_file_path(
     paths: ExternalPaths | None, bucket_path: str, f: DataFileMeta, table: str = ""
 ) -> str:
     """Where data file ``f`` of the bucket at ``bucket_path`` is read: its checked external
-    path, or its name in the bucket directory (Java's DataFilePathFactory#toPath)."""
+    path, or its name in the bucket directory (Java's DataFilePathFactory#toPath). Every reader
+    and compaction makes its paths here, so a name that is not bare (from a manifest or a
+    split) is refused here too (store/path_checks.py), before anything is opened."""
+    problem = name_problem(f.file_name)
+    if problem is not None:
+        raise CorruptTableError(
+            f"{_where(table)}data file name {f.file_name!r} of {bucket_path} is {problem}; it "
+            "is not read."
+        )
     if f.external_path is None:
         return f"{bucket_path}/{f.file_name}"
     if paths is None:
@@ -288,6 +302,13 @@ def planned_file_path(bucket_path: str, f: DataFileMeta) -> str:
 
 
 def extra_file_paths(file_path: str, f: DataFileMeta) -> Sequence[str]:
-    """The extra files (separate indexes) of ``f``, beside it wherever it lies."""
+    """The extra files (separate indexes) of ``f``, beside it wherever it lies; a name that is
+    not bare is refused as :func:`data_file_path` refuses one."""
     parent = posixpath.dirname(file_path)
+    for x in f.extra_files:
+        problem = name_problem(x)
+        if problem is not None:
+            raise CorruptTableError(
+                f"Extra file {x!r} of data file {file_path} is {problem}; it is not read."
+            )
     return [posixpath.join(parent, x) for x in f.extra_files]

@@ -23,7 +23,8 @@ from paimon_pyspark.fs.file_io import FileIO
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.manifest import IndexFileMeta, IndexManifestEntry
 from paimon_pyspark.spec.snapshot import Snapshot
-from paimon_pyspark.store.path_checks import name_problem
+from paimon_pyspark.store.external_paths import ExternalPaths
+from paimon_pyspark.store.path_checks import index_file_path
 from paimon_pyspark.store.paths import PathFactory
 
 HASH_INDEX = "HASH"
@@ -34,12 +35,23 @@ I32 = npt.NDArray[np.int32]
 
 
 class IndexFileHandler:
-    def __init__(self, file_io: FileIO, table_path: str, codec: str) -> None:
-        """``codec``: the Avro codec of manifests (``ManifestIO.codec``)."""
+    def __init__(
+        self,
+        file_io: FileIO,
+        table_path: str,
+        codec: str,
+        external_paths: ExternalPaths | None = None,
+        table: str = "",
+    ) -> None:
+        """``codec``: the Avro codec of manifests (``ManifestIO.codec``); ``external_paths``:
+        the table's roots, the only places outside ``index/`` an index file is read from;
+        ``table``: its name, for errors (``index_handler_of`` gives both)."""
         self.file_io = file_io
         self.index_dir = os.path.join(table_path, "index")
         self.manifest_dir = os.path.join(table_path, "manifest")
         self.codec = codec
+        self.external_paths = external_paths
+        self.table = table
 
     # --- index manifests ---------------------------------------------------------------------
 
@@ -89,12 +101,7 @@ class IndexFileHandler:
 
     def read_hash(self, meta: IndexFileMeta) -> I32:
         """The key hashes of one HASH index file (big-endian int32s)."""
-        problem = None if meta.external_path else name_problem(meta.file_name)
-        if problem is not None:
-            raise CorruptTableError(
-                f"Hash index file name {meta.file_name!r} under {self.index_dir} is {problem}."
-            )
-        path = meta.external_path or os.path.join(self.index_dir, meta.file_name)
+        path = index_file_path(self.index_dir, self.external_paths, meta, self.table)
         data = self.file_io.read_bytes(path)
         if len(data) % 4:
             raise CorruptTableError(f"Hash index file {path} has {len(data)} bytes, not int32s.")

@@ -9,12 +9,21 @@ both as they come; we check them where they enter:
 - commit messages (CommitMessageSerializer bytes, objects a user passes to ``TableCommit``, a
   Spark job's staging records): :func:`check_commit_messages` refuses the whole call with
   InvalidCommitMessageError before anything is written or deleted;
-- manifests and snapshots on disk (another engine's, or tampered with): a read refuses a data
-  file whose name is not bare (CorruptTableError), and expiry deletes only bare names and paths
-  inside the table (:func:`is_inside`), skipping any other entry with a warning;
-- external paths (``data-file.external-paths``): a commit message's or a manifest's must lie
-  under one of the table's configured roots (store/external_paths.py); a read raises
-  ExternalPathError for any other, expiry skips it.
+- manifests and snapshots on disk (another engine's, or tampered with): a scan and compaction
+  planning refuse a data file whose name or extra file is not bare (:func:`check_listed_file`,
+  CorruptTableError), every reader refuses such a name again where it makes the file's path
+  (store/external_paths.py ``data_file_path``), the hash-index and deletion-vector readers
+  refuse an index file's (:func:`index_file_path`), and expiry deletes only bare names and
+  paths inside the table (:func:`is_inside`), skipping any other entry with a warning;
+- external paths (``data-file.external-paths``): a commit message's or a manifest's, of a data
+  or an index file, must lie under one of the table's configured roots
+  (store/external_paths.py); a read raises ExternalPathError for any other, expiry skips it;
+- splits (a DataSplit built by hand, or decoded from bytes on a Spark executor or a Ray
+  worker): :func:`check_split_paths` refuses, with InvalidSplitError before anything is opened,
+  a bucket directory outside the table, a file name that is not bare, an external path or a
+  deletion-vector file outside the table and its roots.
+
+Each check costs a few string operations per file, never per row.
 """
 
 from __future__ import annotations
@@ -25,13 +34,20 @@ import struct
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from paimon_pyspark.errors import ExternalPathError, InvalidCommitMessageError, PaimonError
+from paimon_pyspark.errors import (
+    CorruptTableError,
+    ExternalPathError,
+    InvalidCommitMessageError,
+    InvalidSplitError,
+    PaimonError,
+)
 from paimon_pyspark.spec.binary_row import deserialize_with_arity
 from paimon_pyspark.spec.commit_message import CommitMessage, CompactIncrement, DataIncrement
 from paimon_pyspark.spec.data_file_meta import DataFileMeta
 from paimon_pyspark.spec.manifest import IndexFileMeta
 
 if TYPE_CHECKING:
+    from paimon_pyspark.store.external_paths import ExternalPaths
     from paimon_pyspark.store.file_store import FileStore
 
 
@@ -91,6 +107,105 @@ def external_io_path(store: FileStore, uri: str) -> str | None:
         return paths.check_uri(uri, "a file")
     except ExternalPathError:
         return None
+
+
+def check_listed_file(store: FileStore, f: DataFileMeta, where: str) -> None:
+    """Refuse a data file a manifest lists (``where``: which snapshot) unless its name and
+    extra files are bare names and its external path lies under a configured root: the scan's
+    check, and compaction planning's, before a task or split names the file."""
+    named = [("data file", f.file_name)]
+    named += [(f"extra file of data file {f.file_name!r}", x) for x in f.extra_files]
+    for what, name in named:
+        problem = name_problem(name)
+        if problem is not None:
+            raise CorruptTableError(
+                f"Table '{store.name}': {where} lists {what} {name!r}, which is {problem}; it "
+                "is not read."
+            )
+    if f.external_path is not None:
+        _external_or_raise(
+            store.external_paths, f.external_path, f"data file {f.file_name!r}", store.name
+        )
+
+
+def index_file_path(
+    index_dir: str, paths: ExternalPaths | None, meta: IndexFileMeta, table: str
+) -> str:
+    """Where index file ``meta`` (from an index manifest) is read: its bare name in the
+    table's ``index_dir``, or its external path under a configured root; CorruptTableError for
+    any other name, ExternalPathError for any other external path, before anything is opened."""
+    problem = name_problem(meta.file_name)
+    if problem is not None:
+        raise CorruptTableError(
+            f"Table '{table}': {meta.index_type} index file name {meta.file_name!r} under "
+            f"{index_dir} is {problem}; it is not read."
+        )
+    if meta.external_path is None:
+        return posixpath.join(index_dir, meta.file_name)
+    what = f"{meta.index_type} index file {meta.file_name!r}"
+    return _external_or_raise(paths, meta.external_path, what, table)
+
+
+def _external_or_raise(paths: ExternalPaths | None, uri: str, what: str, table: str) -> str:
+    if paths is None:
+        raise ExternalPathError(
+            f"Table '{table}': {what} has external path {uri!r}, but the table configures no "
+            "'data-file.external-paths'; it is not read."
+        )
+    return paths.check_uri(uri, what)
+
+
+def check_split_paths(
+    store: FileStore,
+    bucket: int,
+    bucket_path: object,
+    files: Iterable[DataFileMeta],
+    deletion_paths: Iterable[str],
+) -> None:
+    """Refuse a split (hand-built, or decoded in another process) that names anything but the
+    table's files: its bucket directory must lie inside the table and be a bucket's (the
+    scan's ``<table>/<partition>/bucket-<n>``), every data and extra file name must be bare,
+    every external path under a configured root, every deletion-vector file inside the table's
+    ``index/`` or under a root. InvalidSplitError naming the table and the path, raised before
+    the read opens any file."""
+
+    def refuse(what: str) -> NoReturn:
+        raise InvalidSplitError(
+            f"Table '{store.name}': a DataSplit of bucket {bucket} {what}; a split must come "
+            "from this table's scan, and nothing of it is read."
+        )
+
+    if not isinstance(bucket_path, str) or not (
+        is_inside(bucket_path, store.path)
+        and posixpath.basename(posixpath.normpath(bucket_path)).startswith("bucket-")
+    ):
+        refuse(f"has bucket directory {bucket_path!r}, which is not one of {store.path}")
+    paths = store.external_paths
+    for f in files:
+        if not isinstance(f, DataFileMeta):
+            refuse(f"holds a {type(f).__name__}, not a DataFileMeta")
+        for name in (f.file_name, *f.extra_files):
+            problem = name_problem(name)
+            if problem is not None:
+                refuse(f"names file {name!r} in {bucket_path}, which is {problem}")
+        if f.external_path is not None and (
+            paths is None or external_io_path(store, f.external_path) is None
+        ):
+            refuse(
+                f"names data file {f.file_name!r} at external path {f.external_path!r}, which "
+                "is under none of the table's 'data-file.external-paths'"
+            )
+    index_dir = posixpath.join(store.path, "index")
+    for path in deletion_paths:
+        if not isinstance(path, str) or not (
+            is_inside(path, index_dir)
+            or any(is_inside(path, root) for root in external_roots(store))
+            or external_io_path(store, path) is not None
+        ):
+            refuse(
+                f"reads a deletion vector from {path!r}, which is neither in {index_dir} nor "
+                "under the table's 'data-file.external-paths'"
+            )
 
 
 def check_commit_messages(store: FileStore, messages: Iterable[object]) -> None:
