@@ -28,6 +28,8 @@ from pyspark.sql import SparkSession
 from tests.catalogs.hive_metastore import hive_metastore  # noqa: F401  (one per session)
 from tests.catalogs.postgres import postgres_server  # noqa: F401  (one per session)
 from tests.catalogs.rest_server import rest_server  # noqa: F401  (one REST server per module)
+from tests.fault_s3_proxy import FaultProxy
+from tests.fault_s3_proxy import start as start_fault_proxy
 from tests.s3_server import S3Server
 
 from paimon_pyspark import CatalogFactory, FileSystemCatalog
@@ -50,6 +52,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "spark_half: needs no Spark, but runs in make test's Spark half to balance the two "
         "processes (the core half ran alone for its last 200 s)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "own_job: minutes long, much of it waiting on other processes (the short soak, the "
+        "standalone cluster): make test runs these as a third process beside the two halves",
     )
     config.addinivalue_line(
         "markers",
@@ -163,6 +170,18 @@ def s3_server() -> Iterator[S3Server]:
 @pytest.fixture
 def s3_bucket(s3_server: S3Server) -> str:
     return s3_server.new_bucket()
+
+
+@pytest.fixture
+def s3_faults(s3_server: S3Server) -> Iterator[FaultProxy]:
+    """A fault-injecting proxy in front of moto (tests/fault_s3_proxy.py), faults off until a
+    test sets ``rate``; its seed is drawn per test (printed) or taken from PAIMON_FAULT_SEED."""
+    seed = os.environ.get("PAIMON_FAULT_SEED")
+    _, proxy = start_fault_proxy(s3_server.endpoint, seed=None if seed is None else int(seed))
+    try:
+        yield proxy
+    finally:
+        proxy.stop()
 
 
 @pytest.fixture

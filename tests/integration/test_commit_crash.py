@@ -1,5 +1,7 @@
 """Crash injection into the commit on S3 (moto's server) and local disk: the k-th store call of
-a commit fails, for every k, before its request is sent or after it went through.
+a commit fails, for every k, before its request is sent or after it went through. On S3 the
+requests also go through tests/fault_s3_proxy.py, which fails about 5% of the requests of
+every class in every way (the client's retries are to absorb them).
 
 Whatever k: the table reads as the previous snapshot or the new one, never a mix; a commit
 that raises only says "nothing was committed" when that is true; the next commit succeeds; and
@@ -12,6 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from tests.fault_s3_proxy import CLASSES, FEW_DELAYS, KINDS, FaultProxy
 from tests.integration.faulty_file_io import FaultyFileIO
 from tests.integration.table_helpers import read_all, write_commit
 from tests.s3_server import S3Server
@@ -101,10 +104,25 @@ def _crash_every_call(catalog: Any) -> None:
 
 
 @pytest.mark.slow
-def test_crash_at_every_store_call_of_a_commit_on_s3(s3_server: S3Server, s3_bucket: str) -> None:
-    catalog = CatalogFactory.create({"warehouse": f"s3://{s3_bucket}/wh", **s3_server.options()})
+def test_crash_at_every_store_call_of_a_commit_on_faulty_s3(
+    s3_server: S3Server, s3_bucket: str, s3_faults: FaultProxy
+) -> None:
+    options = s3_faults.options(s3_server.options())
+    catalog = CatalogFactory.create({"warehouse": f"s3://{s3_bucket}/wh", **options})
     catalog.create_database("db")
-    _crash_every_call(catalog)
+    s3_faults.kinds = FEW_DELAYS
+    # deletes are few here (a failed attempt's cleanup): a higher rate makes them fail too
+    s3_faults.rate = {**dict.fromkeys(CLASSES, 0.05), "delete": 0.3}
+    try:
+        _crash_every_call(catalog)
+    except AssertionError as e:
+        raise AssertionError(f"{e} [{s3_faults.describe()}]") from e
+    finally:
+        s3_faults.rate = 0.0
+    print(s3_faults.describe())
+    by_class = s3_faults.by_class()
+    assert all(by_class[c] for c in CLASSES if c != "multipart"), s3_faults.describe()
+    assert set(s3_faults.by_kind()) == set(KINDS), s3_faults.describe()
 
 
 def test_crash_at_every_store_call_of_a_commit_on_local_disk(tmp_path: Any) -> None:

@@ -8,7 +8,9 @@ never written into a table's schema by paimon_pyspark itself.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from paimon_pyspark.errors import OptionError
 
@@ -22,6 +24,11 @@ S3_SECRET_KEY = ("s3.secret-key", "s3.secret.key")
 S3_SESSION_TOKEN = ("s3.session-token", "s3.session.token")
 S3_PATH_STYLE = ("s3.path.style.access", "s3.path-style-access")
 S3_REGION = ("s3.endpoint.region", "s3.region")
+S3_CONNECTION_TIMEOUT = "s3.connection.timeout"
+S3_ESTABLISH_TIMEOUT = "s3.connection.establish.timeout"
+S3_ATTEMPTS_MAXIMUM = "s3.attempts.maximum"
+S3_RETRY_LIMIT = "s3.retry.limit"
+S3_RETRY_INTERVAL = "s3.retry.interval"
 S3_KNOWN = {
     S3_ENDPOINT,
     *S3_ACCESS_KEY,
@@ -29,7 +36,30 @@ S3_KNOWN = {
     *S3_SESSION_TOKEN,
     *S3_PATH_STYLE,
     *S3_REGION,
+    S3_CONNECTION_TIMEOUT,
+    S3_ESTABLISH_TIMEOUT,
+    S3_ATTEMPTS_MAXIMUM,
+    S3_RETRY_LIMIT,
+    S3_RETRY_INTERVAL,
 }
+_HADOOP_DURATION = re.compile(r"\s*(\d+)\s*(ns|us|ms|s|m|h|d)?\s*", re.IGNORECASE)
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+@dataclass(frozen=True)
+class S3Retries:
+    """How hard the S3 client tries, from Hadoop S3A's keys (docs/catalogs.md, "Object
+    stores"): the HTTP client retries 5xx answers, failed connections and resets of the
+    requests it deems idempotent ``attempts`` times; ObjectStoreFileIO makes a call again, up
+    to ``limit`` times ``interval`` apart (doubling), when the client stopped short of that (a
+    reset or timeout of a request it does not retry, a body cut mid-way), where a repeat
+    cannot change the answer."""
+
+    request_timeout: float = 30.0
+    connect_timeout: float = 5.0
+    attempts: int = 10
+    limit: int = 7
+    interval: float = 0.5
 
 
 def is_fs_key(key: str) -> bool:
@@ -46,7 +76,8 @@ class FsOptions:
 
     def __init__(self, raw: Mapping[str, str]) -> None:
         self.raw = dict(raw)
-        _ = self.single_writer, self.s3_path_style  # a bad value fails here, not at first use
+        # a bad value fails here, not at first use
+        _ = self.single_writer, self.s3_path_style, self.s3_retries
 
     def get(self, key: str) -> str | None:
         return self.raw.get(key)
@@ -73,6 +104,38 @@ class FsOptions:
     @property
     def s3_path_style(self) -> bool:
         return self._bool(S3_PATH_STYLE[0], self.first(S3_PATH_STYLE), False)
+
+    def _duration_s(self, key: str, default: float) -> float:
+        """Seconds of a Hadoop time duration (``500ms``, ``30s``; a bare number is ms)."""
+        raw = self.raw.get(key)
+        if raw is None or not raw.strip():
+            return default
+        match = _HADOOP_DURATION.fullmatch(raw)
+        if match is None or int(match[1]) <= 0:
+            raise OptionError(
+                f"Option '{key}' must be a positive duration such as '500ms' or '30s', got '{raw}'."
+            )
+        return int(match[1]) * _UNIT_SECONDS[(match[2] or "ms").lower()]
+
+    def _count(self, key: str, default: int) -> int:
+        raw = self.raw.get(key)
+        if raw is None or not raw.strip():
+            return default
+        text = raw.strip()
+        if not text.isdigit() or int(text) > 1000:
+            raise OptionError(f"Option '{key}' must be a whole number from 0 to 1000, got '{raw}'.")
+        return int(text)
+
+    @property
+    def s3_retries(self) -> S3Retries:
+        d = S3Retries()
+        return S3Retries(
+            request_timeout=self._duration_s(S3_CONNECTION_TIMEOUT, d.request_timeout),
+            connect_timeout=self._duration_s(S3_ESTABLISH_TIMEOUT, d.connect_timeout),
+            attempts=self._count(S3_ATTEMPTS_MAXIMUM, d.attempts),
+            limit=self._count(S3_RETRY_LIMIT, d.limit),
+            interval=self._duration_s(S3_RETRY_INTERVAL, d.interval),
+        )
 
     def unknown_s3_keys(self) -> list[str]:
         return sorted(k for k in self.raw if k.startswith(S3_PREFIX) and k not in S3_KNOWN)
