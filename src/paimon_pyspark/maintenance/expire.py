@@ -214,9 +214,9 @@ class ExpireSnapshots:
         if latest is None or end_exclusive > latest or not sm.snapshot_exists(end_exclusive):
             # The first snapshot to keep must be there: its files are what we protect.
             return 0
-        snapshots = [
-            sm.snapshot(i) for i in range(earliest_id, end_exclusive + 1) if sm.snapshot_exists(i)
-        ]
+        # one read each: another expiring process may delete one between a check and a read
+        found = (sm.snapshot_if_exists(i) for i in range(earliest_id, end_exclusive + 1))
+        snapshots = [s for s in found if s is not None]
         if not snapshots or snapshots[-1].id != end_exclusive:
             return 0
         expiring = snapshots[:-1]

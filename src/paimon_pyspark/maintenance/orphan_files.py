@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, TypeVar
 from paimon_pyspark.errors import CorruptTableError
 from paimon_pyspark.spec import manifest as mf
 from paimon_pyspark.spec.snapshot import Snapshot
+from paimon_pyspark.store import clock
 
 if TYPE_CHECKING:
     from paimon_pyspark.store.file_store import FileStore
@@ -104,8 +105,9 @@ class OrphanFilesResult:
 
 
 def default_older_than_ms(now_ms: int | None = None) -> int:
-    """Java's default cutoff: one day before now."""
-    now = int(time.time() * 1000) if now_ms is None else now_ms
+    """Java's default cutoff: one day before now (``store.clock``'s, so a test that injects a
+    clock ahead shortens the safety age without a production knob: tests/soak/)."""
+    now = clock.now_millis() if now_ms is None else now_ms
     return now - ONE_DAY_MS
 
 

@@ -5,8 +5,10 @@ snapshot and a data file its creation time, and where maintenance decides what i
 go: snapshots and tags by retention, partitions by their values or update time, automatic tags
 by the period they close. Every one of those reads :func:`now_millis` or :func:`now_local`
 here, so a simulated month of daily commits (``injected``) runs in seconds, with no sleep,
-exactly as it would over thirty days. File modification times stay the store's own: orphan
-cleaning and consumer expiry compare them with the real clock.
+exactly as it would over thirty days. File modification times stay the store's own: consumer
+expiry compares them with the real clock; orphan cleaning's default cutoff (one day before
+:func:`now_millis`) follows an injected clock, so a clock one day ahead shortens its safety age
+(the soak's orphan pass, tests/soak/soak_run.py).
 """
 
 from __future__ import annotations
