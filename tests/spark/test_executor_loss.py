@@ -43,7 +43,7 @@ from paimon_pyspark import CatalogFactory, FileStoreTable
 from paimon_pyspark.maintenance.orphan_files import OrphanFilesClean
 from paimon_pyspark.spark.job import STAGING_DIR
 
-pytestmark = [pytest.mark.slow, pytest.mark.datasource]
+pytestmark = [pytest.mark.slow, pytest.mark.datasource, pytest.mark.own_job]
 
 JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "executor_loss_job.py")
 ROWS = int(os.environ.get("PAIMON_EXECUTOR_LOSS_ROWS", "60000"))

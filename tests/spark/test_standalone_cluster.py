@@ -18,7 +18,7 @@ from tests.spark.standalone import Cluster, finish_job, start_job
 
 from paimon_pyspark import CatalogFactory, FileStoreTable
 
-pytestmark = [pytest.mark.slow, pytest.mark.datasource]
+pytestmark = [pytest.mark.slow, pytest.mark.datasource, pytest.mark.own_job]
 
 JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cluster_job.py")
 JOB_TIMEOUT = 600.0  # a limit: a loaded 2-core machine starts Python workers slowly
