@@ -304,6 +304,7 @@ class SnapshotDeletion:
         metas = self.try_read_manifest_list(list_name)
         for meta in metas or []:
             if meta.file_name not in skip:
+                mio.forget([meta.file_name])
                 self._delete_in(mio.manifest_dir, meta.file_name, "manifest")
                 skip.add(meta.file_name)  # another expired snapshot need not try again
         if list_name not in skip:

@@ -2,13 +2,17 @@
 
 Mirrors org.apache.paimon.manifest.{ManifestFile, ManifestList, FileEntry.mergeEntries}; the
 merge of manifests at commit (ManifestFileMerger) is commit/manifest_merger.py's. Manifests
-never change once written, so decoded ones are cached by name.
+never change once written, so decoded ones are cached by name, least recently used first out,
+at most 512 of them within a memory budget (Java's catalog caches manifests within
+``cache.manifest.small-file-memory``, 128 MB): a stream that commits or plans for days keeps
+the same footprint, and a manifest its expiry deleted leaves the cache with its file.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -29,7 +33,29 @@ from paimon_pyspark.store.path_checks import name_problem
 from paimon_pyspark.store.paths import PathFactory
 from paimon_pyspark.types.data_types import DataType
 
-_CACHE_LIMIT = 512
+MANIFEST_CACHE_MEMORY = 128 * 1024 * 1024
+"""The default budget of one ManifestIO's cache of decoded manifests, in bytes (Java's
+``cache.manifest.small-file-memory`` default)."""
+
+MANIFEST_CACHE_FILES = 512
+"""At most this many manifests cached by one ManifestIO, however small."""
+
+_ENTRY_OVERHEAD = 1000
+"""Bytes of the Python objects of one decoded entry besides its variable parts (measured: an
+entry of a 2-column table takes about 1.2 KB, of a 30-column one 2.3 KB)."""
+
+
+def decoded_bytes(entries: Sequence[ManifestEntry]) -> int:
+    """The memory ``entries`` take decoded, estimated from the first one (a manifest's entries
+    are of one table and alike): what a cached manifest counts against the budget."""
+    if not entries:
+        return _ENTRY_OVERHEAD
+    f = entries[0].file
+    stats = (f.key_stats, f.value_stats)
+    variable = len(f.file_name) + len(f.min_key) + len(f.max_key)
+    variable += sum(len(s.min_values) + len(s.max_values) for s in stats)
+    variable += 8 * sum(len(s.null_counts or ()) for s in stats)
+    return len(entries) * (_ENTRY_OVERHEAD + variable)
 
 
 class ManifestIO:
@@ -40,7 +66,10 @@ class ManifestIO:
         self.manifest_dir = os.path.join(table_path, "manifest")
         self.codec = mf.avro_codec(compression)
         self.partition_types = [t.copy(nullable=True) for t in partition_types]
-        self._cache: dict[str, list[ManifestEntry]] = {}
+        self.cache_memory = MANIFEST_CACHE_MEMORY
+        """The budget of :meth:`read_manifest`'s cache, in estimated bytes of decoded entries."""
+        self._cache: OrderedDict[str, tuple[list[ManifestEntry], int]] = OrderedDict()
+        self._cached_bytes = 0
         self._lock = threading.Lock()
         self._dir_made = False
 
@@ -78,15 +107,36 @@ class ManifestIO:
     def read_manifest(self, name: str) -> list[ManifestEntry]:
         with self._lock:
             cached = self._cache.get(name)
-        if cached is not None:
-            return cached
+            if cached is not None:
+                self._cache.move_to_end(name)
+                return cached[0]
         path, data = self._read(name)
         entries = mf.decode_manifest_entries(data, path)
+        weight = decoded_bytes(entries)
         with self._lock:
-            if len(self._cache) >= _CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[name] = entries
+            if weight <= self.cache_memory and name not in self._cache:
+                self._cache[name] = (entries, weight)
+                self._cached_bytes += weight
+                while (
+                    self._cached_bytes > self.cache_memory
+                    or len(self._cache) > MANIFEST_CACHE_FILES
+                ):
+                    _, (_, dropped) = self._cache.popitem(last=False)
+                    self._cached_bytes -= dropped
         return entries
+
+    def forget(self, names: Iterable[str]) -> None:
+        """Drop manifests ``names`` from the cache (their files are being deleted)."""
+        with self._lock:
+            for name in names:
+                gone = self._cache.pop(name, None)
+                if gone is not None:
+                    self._cached_bytes -= gone[1]
+
+    def cache_usage(self) -> tuple[list[str], int]:
+        """The cached manifests' names, least recently used first, and their estimated bytes."""
+        with self._lock:
+            return list(self._cache), self._cached_bytes
 
     def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         """The base then the delta manifests; on an object store both lists are fetched at
@@ -142,6 +192,8 @@ class ManifestIO:
         return name, len(data)
 
     def delete_quietly(self, names: Iterable[str]) -> None:
+        names = list(names)
+        self.forget(names)
         for name in names:
             self.file_io.delete_quietly(self.path(name))
 
