@@ -201,8 +201,9 @@ bench: $(VENV)/.stamp $(PYPAIMON_VENV)/.stamp $(LAKES_VENV)/.stamp bench-java $(
 # The soak (tests/soak/soak_run.py; tests/soak/test_soak.py is its 3-minute version in make
 # test): issue 44's 20 minutes on local disk and 20 on S3 through the fault proxy (4 writers, one
 # of them Spark, a compactor, orphan cleaning, a stream reader, a SIGKILL every 30-90 s), then
-# issue 36's fast kills (every 3-8 s, snapshots expiring after 1 s; no Spark there). Every step
-# runs; a run whose checks failed fails the target at the end.
+# issue 36's fast kills (every 3-8 s, snapshots expiring after 1 s; no Spark there), then the
+# executor-loss jobs at 2,000,000 rows and the 8 x 50 commit race on faulty S3 (make test runs
+# both shorter). Every step runs; a run whose checks failed fails the target at the end.
 soak: $(VENV)/.stamp $(ORACLE_CLASSES)
 	rc=0; \
 	$(PY) tests/soak/soak_run.py soak --seconds 1200 || rc=1; \
@@ -212,6 +213,8 @@ soak: $(VENV)/.stamp $(ORACLE_CLASSES)
 	$(PY) tests/soak/soak_run.py soak --seconds 120 --runs 3 --kill-min 3 --kill-max 8 \
 		--retain-min 1 --no-spark --no-java || rc=1; \
 	PAIMON_EXECUTOR_LOSS_ROWS=2000000 $(PYTEST) -s tests/spark/test_executor_loss.py || rc=1; \
+	PAIMON_FAULTY_RACE_COMMITS=50 $(PYTEST) -s tests/integration/test_racing_commits.py \
+		-k faulty_s3 || rc=1; \
 	exit $$rc
 
 clean: clean-pyspark-matrix
