@@ -179,6 +179,10 @@ def _race(
     if faults is not None:
         faults.kinds = FEW_DELAYS
         faults.rate = FAULT_RATE
+        # every kind at least once on every class, whatever the seeded schedule gives a short race
+        for cls in (c for c in CLASSES if c != "multipart"):
+            for i, kind in enumerate(KINDS):
+                faults.force(cls, kind, skip=20 * i + 10)
         reader = ctx.Process(target=_reader, args=(warehouse, options, stop, read_done))
         reader.start()
     if maintain:
