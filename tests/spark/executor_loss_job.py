@@ -229,6 +229,7 @@ def main() -> None:
             "failed_tasks": sum(int(s["numFailedTasks"]) for s in attempts),
             "stage_retries": sum(1 for s in attempts if int(s["attemptId"]) > 0),
         }
+    wait_for_executors(ui_port, app_id, 2)  # the last kill's replacement, as before a phase
     every_executor = [
         {k: e.get(k) for k in ("id", "isActive", "removeReason", "totalTasks", "failedTasks")}
         for e in rest(ui_port, app_id, "allexecutors")
