@@ -18,11 +18,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 from tests.integration.table_helpers import read_all, sort_rows, write_commit
+from tests.integration.test_untrusted_messages import (  # the same victim outside the table
+    SCHEMA,
+    TRAVERSAL,
+    rows,
+)
 
 from paimon_pyspark import FileStoreTable, FileSystemCatalog, Schema
 from paimon_pyspark.commit.file_store_commit import new_store_commit
@@ -36,14 +40,6 @@ from paimon_pyspark.spec.binary_row import EMPTY_ROW
 from paimon_pyspark.spec.commit_message import CommitMessage, DataIncrement
 from paimon_pyspark.spec.manifest import DeletionVectorRange, IndexFileMeta
 from paimon_pyspark.store.deletion_vectors import DeletionFile
-
-SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
-TRAVERSAL = "../../../../outside/victim.parquet"
-"""The victim, named from ``<table>/bucket-0``."""
-
-
-def rows(*ids: int) -> pa.Table:
-    return pa.table({"id": list(ids), "v": [f"v{i}" for i in ids]}, schema=SCHEMA)
 
 
 @pytest.fixture
